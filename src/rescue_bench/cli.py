@@ -1,0 +1,35 @@
+"""The ``rescue`` command: a thin typer layer over the library.
+
+Each command group lives beside the code it drives (``rescue_bench.data.cli`` ...) and is mounted
+here; heavy imports happen inside the commands so ``rescue --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="rescue",
+    help="RESCUE-Bench: evaluate language models on relation-aware, multi-party emotional support.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _mount() -> None:
+    from rescue_bench.data.cli import app as data_app
+
+    app.add_typer(data_app, name="data", help="Validate, summarise and fetch RESCUE-Bench data.")
+
+
+_mount()
+
+
+def main() -> None:
+    """Entry point of the ``rescue`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Loading the release: JSON Lines, the older per-clip folder layout, and the bundled demo.
+
+Every problem is reported as a :class:`Problem` naming file, line, sample_id, row_index and field.
+``read_*`` functions collect problems and never raise for bad content; ``load_clips`` raises one
+:class:`DataError` that carries all of them. Nothing is ever skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from rescue_bench.data.models import Clip, infer_participants, Row
+from rescue_bench.labels import GROUP_LABELS
+
+MAX_PROBLEMS_PER_FILE = 200
+"""Cap on hard problems reported per file (a broken file can have thousands)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about the input. ``severity`` is ``error`` (hard) or ``warning`` (soft)."""
+
+    file: str
+    message: str
+    line: int | None = None
+    sample_id: str | None = None
+    row_index: int | None = None
+    field: str | None = None
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line is not None else "")
+        parts = [where]
+        if self.sample_id is not None:
+            parts.append(f"clip {self.sample_id}")
+        if self.row_index is not None:
+            parts.append(f"row {self.row_index}")
+        if self.field:
+            parts.append(f"field {self.field}")
+        return f"{self.severity}: " + ", ".join(parts) + f": {self.message}"
+
+
+class DataError(Exception):
+    """Raised by :func:`load_clips` when the input has hard problems; ``problems`` lists them all."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        first = str(problems[0]) if problems else "invalid data"
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first + more)
+
+
+@dataclass
+class LoadResult:
+    """Clips that loaded, and every problem found on the way."""
+
+    clips: list[Clip] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    locations: list[tuple[str, int | None]] = field(default_factory=list)
+    """(file, line) where each clip of ``clips`` was read, in the same order."""
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def extend(self, other: LoadResult) -> None:
+        self.clips.extend(other.clips)
+        self.problems.extend(other.problems)
+        self.locations.extend(other.locations)
+
+    def add(self, clip: Clip, file: str, line: int | None) -> None:
+        self.clips.append(clip)
+        self.locations.append((file, line))
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------------
+
+
+def repair_text(obj: Any) -> Any:
+    """Return ``obj`` with mojibake repaired in every string (``ftfy``); structure is untouched."""
+    import ftfy
+
+    if isinstance(obj, str):
+        return ftfy.fix_text(obj)
+    if isinstance(obj, list):
+        return [repair_text(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: repair_text(v) for k, v in obj.items()}
+    return obj
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _validation_problems(
+    exc: ValidationError, raw: dict[str, Any], file: str, line: int | None, sample_id: str | None
+) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        row_index = None
+        fld = _field_path(loc)
+        if len(loc) >= 2 and loc[0] == "rows" and isinstance(loc[1], int):
+            rows = raw.get("rows") or []
+            raw_row = rows[loc[1]] if loc[1] < len(rows) else None
+            ri = raw_row.get("row_index") if isinstance(raw_row, dict) else None
+            row_index = ri if isinstance(ri, int) and not isinstance(ri, bool) else loc[1] + 1
+            fld = _field_path(loc[2:]) or "(row)"
+        msg = err["msg"]
+        if err["type"] == "missing":
+            msg = "required field is missing"
+        elif "input" in err and err["type"] not in ("missing",):
+            shown = json.dumps(err["input"], ensure_ascii=False, default=str)
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            msg = f"{msg} (got {shown})"
+        problems.append(Problem(file, msg, line, sample_id, row_index, fld))
+    return problems
+
+
+def _to_clip(
+    raw: Any, file: str, line: int | None, repair: bool
+) -> tuple[Clip | None, list[Problem]]:
+    if not isinstance(raw, dict):
+        return None, [Problem(file, f"expected a JSON object, got {type(raw).__name__}", line)]
+    sid = raw.get("sample_id") if isinstance(raw.get("sample_id"), str) else None
+    if repair:
+        raw = repair_text(raw)
+    try:
+        return Clip.model_validate(raw), []
+    except ValidationError as exc:
+        return None, _validation_problems(exc, raw, file, line, sid)
+
+
+# ------------------------------------------------------------------------------------------------
+# readers
+# ------------------------------------------------------------------------------------------------
+
+
+def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
+    """Read a release JSON Lines file (one clip per line). Blank lines are allowed."""
+    path = Path(path)
+    result = LoadResult()
+    file = str(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    with handle:
+        try:
+            for lineno, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                if len(result.errors) >= MAX_PROBLEMS_PER_FILE:
+                    result.problems.append(Problem(file, "too many problems; stopped reading", lineno))
+                    break
+                try:
+                    raw = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    result.problems.append(Problem(file, f"not valid JSON: {exc.msg} at column {exc.colno}", lineno))
+                    continue
+                clip, problems = _to_clip(raw, file, lineno, repair_mojibake)
+                result.problems.extend(problems)
+                if clip is not None:
+                    result.add(clip, file, lineno)
+        except UnicodeDecodeError as exc:
+            result.problems.append(Problem(file, f"not UTF-8 text: {exc.reason}"))
+    return result
+
+
+def _folder_scenario(sample_id: str, rows: list[dict[str, Any]]) -> str:
+    if sample_id.startswith("family_therapy/"):
+        return "family"
+    family = GROUP_LABELS["family"]
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        names: list[Any] = [row.get("primary_speaker"), *(row.get("target") or [])]
+        for item in row.get("support_strategy") or []:
+            if isinstance(item, dict):
+                names.extend(item.get("target") or [])
+        if any(isinstance(n, str) and n.strip() == family for n in names):
+            return "family"
+    return "couple"
+
+
+def read_folder(root: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
+    """Read the older per-clip layout: ``<root>/<group>/<clip>.json`` files holding ``{"rows": [...]}``.
+
+    The sample id is the path below ``root`` without extension; the scenario is ``family`` when the
+    path starts with ``family_therapy/`` or a row names the ``Family`` group; participants are inferred.
+    """
+    root = Path(root)
+    result = LoadResult()
+    files = sorted(root.rglob("*.json"))
+    if not files:
+        result.problems.append(Problem(str(root), "no .json clip files found in this folder"))
+    for path in files:
+        file = str(path)
+        sample_id = path.relative_to(root).with_suffix("").as_posix()
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}", sample_id=sample_id))
+            continue
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            msg = f"not valid JSON: {exc.msg} at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else f"not UTF-8 text: {exc.reason}"
+            result.problems.append(Problem(file, msg, sample_id=sample_id))
+            continue
+        if not isinstance(payload, dict):
+            result.problems.append(Problem(file, "expected a JSON object with a 'rows' list", sample_id=sample_id))
+            continue
+        rows = payload.get("rows")
+        raw = dict(payload)
+        raw.setdefault("sample_id", sample_id)
+        if isinstance(rows, list):
+            raw.setdefault("scenario", _folder_scenario(sample_id, rows))
+            if "participants" not in raw:
+                try:
+                    parsed_rows = [Row.model_validate(r) for r in rows]
+                    raw["participants"] = infer_participants(parsed_rows)
+                except ValidationError:
+                    pass  # the row errors are reported by _to_clip below
+        clip, problems = _to_clip(raw, file, None, repair_mojibake)
+        result.problems.extend(problems)
+        if clip is not None:
+            result.add(clip, file, None)
+    return result
+
+
+def read_path(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
+    """Read a JSONL file or a per-clip folder, whichever ``path`` is."""
+    path = Path(path)
+    if path.is_dir():
+        return read_folder(path, repair_mojibake=repair_mojibake)
+    if not path.exists():
+        return LoadResult(problems=[Problem(str(path), "no such file or folder")])
+    return read_jsonl(path, repair_mojibake=repair_mojibake)
+
+
+def read_paths(paths: Iterable[str | Path], *, repair_mojibake: bool = False) -> LoadResult:
+    """Read several inputs; a sample_id seen twice (in one file or across files) is a hard error."""
+    total = LoadResult()
+    for path in paths:
+        total.extend(read_path(path, repair_mojibake=repair_mojibake))
+    seen: dict[str, tuple[str, int | None]] = {}
+    unique = LoadResult(problems=total.problems)
+    for clip, (file, line) in zip(total.clips, total.locations):
+        if clip.sample_id in seen:
+            first_file, first_line = seen[clip.sample_id]
+            first = f"{first_file}:{first_line}" if first_line is not None else first_file
+            total.problems.append(
+                Problem(file, f"duplicate sample_id (first seen at {first})", line, clip.sample_id, field="sample_id")
+            )
+            continue
+        seen[clip.sample_id] = (file, line)
+        unique.add(clip, file, line)
+    total = unique
+    return total
+
+
+def demo_path() -> Path:
+    """Path of the bundled synthetic demo set (release format)."""
+    return Path(str(resources.files("rescue_bench.data").joinpath("demo/demo.jsonl")))
+
+
+def load_clips(
+    paths: Iterable[str | Path] | None = None, *, repair_mojibake: bool = False
+) -> list[Clip]:
+    """Load clips from ``paths`` (the bundled demo when ``None``); raise :class:`DataError` on any hard problem."""
+    paths = [demo_path()] if paths is None else list(paths)
+    result = read_paths(paths, repair_mojibake=repair_mojibake)
+    if result.errors:
+        raise DataError(result.errors)
+    return result.clips
+
+
+def iter_jsonl_lines(clips: Iterable[Clip]) -> Iterator[str]:
+    """Release-format JSON lines for ``clips`` (the inverse of :func:`read_jsonl`)."""
+    for clip in clips:
+        yield json.dumps(clip.to_json(), ensure_ascii=False)
