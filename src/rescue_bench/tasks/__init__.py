@@ -1,0 +1,45 @@
+"""The six task builders (SPEC section 3): deterministic, leak-free instance sets.
+
+One module per task (``itp``, ``rpp``, ``stp``, ``ssp``, ``er``, ``vp``), each a pure function
+``build_<task>(clip, options) -> list[Instance]``; ``build_all`` runs them over many clips.
+"""
+
+from rescue_bench.tasks.build import (
+    BUILDERS,
+    CountRow,
+    build_all,
+    build_instances,
+    instance_counts,
+    is_full_release,
+    parse_tasks,
+)
+from rescue_bench.tasks.instance import (
+    DEFAULT_CONTEXT,
+    Instance,
+    RowView,
+    context_rows,
+    instance_id,
+    pick_evenly,
+    project_row,
+    word_count,
+)
+from rescue_bench.tasks.options import BuildOptions
+
+__all__ = [
+    "BUILDERS",
+    "DEFAULT_CONTEXT",
+    "BuildOptions",
+    "CountRow",
+    "Instance",
+    "RowView",
+    "build_all",
+    "build_instances",
+    "context_rows",
+    "instance_counts",
+    "instance_id",
+    "is_full_release",
+    "pick_evenly",
+    "project_row",
+    "parse_tasks",
+    "word_count",
+]

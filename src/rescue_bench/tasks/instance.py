@@ -1,0 +1,198 @@
+"""The benchmark instance and the pieces every task builder shares.
+
+An :class:`Instance` is one decision the model must make. It carries the gold answer and everything
+the model may see; what it may see is *projected* from the rows by cue mode, so annotation fields that
+hold answers (emotions, viewpoints, strategies, relation patterns) can never reach a prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.data.models import Row
+from rescue_bench.labels import CUE_MODES
+
+T = TypeVar("T")
+
+CueMode = Literal["dialogue", "audio", "visual", "audiovisual"]
+TaskName = Literal["itp", "rpp", "stp", "ssp", "er", "vp"]
+
+DEFAULT_CONTEXT: dict[str, int] = {"itp": 3, "rpp": -1, "stp": 3, "ssp": 3, "er": 3, "vp": 3}
+"""Rows of context before the decision point, per task (-1 = all previous rows). SPEC section 4."""
+
+WORD_RE = re.compile(r"[A-Za-z0-9']+")
+
+
+def word_count(text: str) -> int:
+    """Words as the benchmark counts them: runs of ``[A-Za-z0-9']``."""
+    return len(WORD_RE.findall(text or ""))
+
+
+def pick_evenly(items: Sequence[T], limit: int) -> list[T]:
+    """Keep at most ``limit`` items spread evenly over ``items``, deterministically.
+
+    All items are kept when there are at most ``limit``. Otherwise the indices
+    ``round(r * (n - 1) / (limit - 1))`` for ``r`` in ``0..limit-1`` are taken (Python's ``round``,
+    half to even), de-duplicated, and topped up with the earliest unused items; the result keeps the
+    input order. With ``limit == 1`` the middle item (index ``n // 2``, the upper middle for an even
+    ``n``) is taken. ``limit <= 0`` keeps nothing.
+    """
+    n = len(items)
+    if limit <= 0:
+        return []
+    if n <= limit:
+        return list(items)
+    if limit == 1:
+        return [items[n // 2]]
+    chosen: list[int] = []
+    for r in range(limit):
+        idx = round(r * (n - 1) / (limit - 1))
+        if idx not in chosen:
+            chosen.append(idx)
+    for idx in range(n):
+        if len(chosen) >= limit:
+            break
+        if idx not in chosen:
+            chosen.append(idx)
+    return [items[i] for i in sorted(chosen)]
+
+
+def instance_id(task: str, sample_id: str, row: int) -> str:
+    """A stable, neutral id: a hash of task, clip and row, so nothing in it hints at the answer."""
+    digest = hashlib.sha256(f"{task}\x1f{sample_id}\x1f{row}".encode()).hexdigest()[:12]
+    return f"{task}-{digest}"
+
+
+class _Cue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TalkView(_Cue):
+    speaker: str
+    target: list[str] = Field(default_factory=list)
+    content: str
+
+
+class PersonCueView(_Cue):
+    person: str
+    description: str
+
+
+class InteractionView(_Cue):
+    initiator: str
+    target: list[str] = Field(default_factory=list)
+    description: str
+
+
+class RowView(_Cue):
+    """What the model may see of one row under a cue mode. No annotation that carries a gold."""
+
+    row_index: int
+    speaker: str
+    target: list[str] = Field(default_factory=list)
+    text: str
+    background: list[TalkView] = Field(default_factory=list)
+    tone: str | None = None
+    posture: list[PersonCueView] | None = None
+    face: list[PersonCueView] | None = None
+    self_directed: list[PersonCueView] | None = None
+    interaction: list[InteractionView] | None = None
+
+
+def _s(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _names(values: Any) -> list[str]:
+    return [v.strip() for v in values or [] if isinstance(v, str) and v.strip()]
+
+
+def _person_cues(items: Any) -> list[PersonCueView]:
+    out = []
+    for item in items or []:
+        if _s(item.description):
+            out.append(PersonCueView(person=_s(item.person), description=_s(item.description)))
+    return out
+
+
+def project_row(row: Row, position: int, mode: CueMode) -> RowView:
+    """Project a row onto what the model may see under ``mode`` (SPEC section 4).
+
+    ``dialogue``: speaker, target, text, background talk; ``audio`` adds the tone of voice; ``visual``
+    adds posture, face, self-directed and interaction behaviour; ``audiovisual`` adds both.
+    ``position`` (1-based) stands in for a missing ``row_index``.
+    """
+    if mode not in CUE_MODES:
+        raise ValueError(f"unknown cue mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+    view = RowView(
+        row_index=row.row_index if row.row_index is not None else position,
+        speaker=row.speaker,
+        target=row.targets,
+        text=row.text,
+        background=[
+            TalkView(speaker=_s(t.speaker), target=_names(t.target), content=_s(t.content))
+            for t in row.background_dialogue or []
+            if _s(t.content)
+        ],
+    )
+    if mode in ("audio", "audiovisual"):
+        view.tone = _s(row.tone_of_voice) or None
+    if mode in ("visual", "audiovisual"):
+        view.posture = _person_cues(row.body_posture)
+        view.face = _person_cues(row.facial_expressions)
+        view.self_directed = _person_cues(row.self_directed_behavior)
+        view.interaction = [
+            InteractionView(initiator=_s(i.initiator), target=_names(i.target), description=_s(i.description))
+            for i in row.interaction_behavior or []
+            if _s(i.description)
+        ]
+    return view
+
+
+def context_rows(rows: Sequence[Row], end: int, window: int, mode: CueMode) -> list[RowView]:
+    """Views of the rows before 0-based position ``end`` (exclusive), newest last.
+
+    ``window`` is the number of rows kept (``-1`` = all previous rows, ``0`` = none).
+    """
+    start = 0 if window < 0 else max(0, end - window)
+    return [project_row(rows[i], i + 1, mode) for i in range(start, end)]
+
+
+class Instance(BaseModel):
+    """One benchmark decision: what the model sees, and the gold it is scored against.
+
+    Gold formats: itp ``"yes"``/``"no"``; rpp, stp, ssp the label; er
+    ``{"emotion": str, "intensity": int}``; vp a list of ``{"source", "target", "viewpoint"}``.
+    ``row`` is the 1-based row the decision is about (ITP: row k, the last row before the
+    boundary; all others: the row being predicted). ``n_rows`` is the clip's length, for
+    position analyses.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    task: TaskName
+    sample_id: str
+    scenario: Literal["couple", "family"]
+    row: int
+    n_rows: int
+    gold: Any
+    candidates: list[str] = Field(default_factory=list)
+    participants: list[str] = Field(default_factory=list)
+    mode: CueMode = "dialogue"
+    context: list[RowView] = Field(default_factory=list)
+    current: RowView | None = None
+    """ER/VP: the current client row, shown to the model."""
+    client: str | None = None
+    """ER/VP: the client whose emotion or viewpoints are asked for."""
+    support_target: str | None = None
+    """SSP: the known target of the therapist's next turn."""
+
+    def model_input(self) -> dict[str, Any]:
+        """Everything a prompt may use: the instance without its gold and bookkeeping fields."""
+        return self.model_dump(exclude={"gold", "id", "sample_id", "row", "n_rows"}, exclude_none=True)

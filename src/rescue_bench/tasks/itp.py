@@ -1,0 +1,50 @@
+"""ITP, intervention time prediction: should the therapist take the next turn?
+
+An instance is the boundary after row k. Positive: row k is not the therapist and row k+1 is.
+Negative: neither row k nor row k+1 is the therapist. Each clip keeps ``n = min(#pos, #neg)`` of each
+class, picked evenly; clips with ``n = 0`` give nothing. The model sees the rows up to k.
+"""
+
+from __future__ import annotations
+
+from rescue_bench.data.models import Clip
+from rescue_bench.labels import ITP_LABELS
+from rescue_bench.tasks.instance import Instance, context_rows, instance_id, pick_evenly
+from rescue_bench.tasks.options import BuildOptions
+
+
+def boundaries(clip: Clip) -> tuple[list[int], list[int]]:
+    """0-based positions k of positive and negative boundaries (the boundary after row k)."""
+    rows = clip.rows
+    pos, neg = [], []
+    for k in range(len(rows) - 1):
+        if rows[k].is_therapist:
+            continue
+        (pos if rows[k + 1].is_therapist else neg).append(k)
+    return pos, neg
+
+
+def build_itp(clip: Clip, options: BuildOptions) -> list[Instance]:
+    pos, neg = boundaries(clip)
+    n = min(len(pos), len(neg))
+    picked = sorted([(k, "yes") for k in pick_evenly(pos, n)] + [(k, "no") for k in pick_evenly(neg, n)])
+    window = options.window("itp")
+    out = []
+    for k, gold in picked:
+        row = k + 1
+        out.append(
+            Instance(
+                id=instance_id("itp", clip.sample_id, row),
+                task="itp",
+                sample_id=clip.sample_id,
+                scenario=clip.scenario,
+                row=row,
+                n_rows=len(clip.rows),
+                gold=gold,
+                candidates=list(ITP_LABELS),
+                participants=clip.clients,
+                mode=options.mode,
+                context=context_rows(clip.rows, k + 1, window, options.mode),
+            )
+        )
+    return out

@@ -1,0 +1,53 @@
+"""VP, viewpoint prediction: what does this client think of each other participant?
+
+An instance is a client row with at least one ``viewpoints_attitudes`` item whose source is the
+speaker and whose target and viewpoint are non-empty; all such items are the gold. At most
+``vp_max_per_clip`` per clip, picked evenly. The model sees the previous rows and the current row.
+"""
+
+from __future__ import annotations
+
+from rescue_bench.data.models import Clip, Row
+from rescue_bench.tasks.instance import Instance, context_rows, instance_id, pick_evenly, project_row
+from rescue_bench.tasks.options import BuildOptions
+
+
+def speaker_viewpoints(row: Row) -> list[dict[str, str]]:
+    """The speaker's own viewpoints with a target and a viewpoint, as gold dicts."""
+    out = []
+    for item in row.viewpoints_attitudes or []:
+        source, target, viewpoint = ((v or "").strip() for v in (item.source, item.target, item.viewpoint))
+        if source == row.speaker and target and viewpoint:
+            out.append({"source": source, "target": target, "viewpoint": viewpoint})
+    return out
+
+
+def build_vp(clip: Clip, options: BuildOptions) -> list[Instance]:
+    eligible = []
+    for i, row in enumerate(clip.rows):
+        if not row.is_client:
+            continue
+        gold = speaker_viewpoints(row)
+        if gold:
+            eligible.append((i, gold))
+    window = options.window("vp")
+    out = []
+    for i, gold in pick_evenly(eligible, options.vp_max_per_clip):
+        row = clip.rows[i]
+        out.append(
+            Instance(
+                id=instance_id("vp", clip.sample_id, i + 1),
+                task="vp",
+                sample_id=clip.sample_id,
+                scenario=clip.scenario,
+                row=i + 1,
+                n_rows=len(clip.rows),
+                gold=gold,
+                participants=clip.clients,
+                mode=options.mode,
+                context=context_rows(clip.rows, i, window, options.mode),
+                current=project_row(row, i + 1, options.mode),
+                client=row.speaker,
+            )
+        )
+    return out
