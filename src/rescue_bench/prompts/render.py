@@ -1,0 +1,219 @@
+"""Rendering instances and judge requests into chat prompts (pure functions)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES
+from rescue_bench.tasks.instance import Instance, RowView
+
+ANSWER_CONTRACT: dict[str, str] = {
+    "itp": '{"answer": "yes"} or {"answer": "no"}',
+    "rpp": '{"ranking": ["<label>", "<label>", "<label>"]}  (three labels, most likely first)',
+    "stp": '{"ranking": ["<target>", "<target>", "<target>"]}  (three targets, most likely first)',
+    "ssp": '{"ranking": ["<strategy>", "<strategy>", "<strategy>"]}  (three strategies, most likely first)',
+    "er": '{"emotion": "<short description of what the client feels>", "intensity": <integer 0-10>}',
+    "vp": '{"viewpoints": [{"target": "<participant>", "viewpoint": "<what the client thinks of them>"}]}',
+    "judge": '{"score": <integer 1-5>}',
+}
+"""The documented answer format of each task (and of the judges)."""
+
+_SETTING = {
+    "couple": "a couples-therapy session with two partners and a therapist",
+    "family": "a family-therapy session with several family members and a therapist",
+}
+
+_QUESTION = {
+    "itp": (
+        "The transcript stops right after the last row above. Should the therapist take the next turn now "
+        "(yes), or keep listening and let the clients continue (no)?"
+    ),
+    "rpp": (
+        "The therapist is about to speak next. Which relation pattern organises the interaction at this point? "
+        "Rank the three most likely labels from the list."
+    ),
+    "stp": (
+        "The therapist is about to speak next. Whom should the therapist's next turn address? "
+        "Rank the three most likely targets from the candidates."
+    ),
+    "ssp": (
+        "The therapist is about to speak next, addressing {target}. Which support strategy should that turn use? "
+        "Rank the three most likely strategies from the list."
+    ),
+    "er": (
+        "Focus on {client}'s turn marked CURRENT. What does {client} feel inside right now, and how strongly "
+        "(0 = not at all, 10 = overwhelming)? Describe the feeling in one short phrase."
+    ),
+    "vp": (
+        "Focus on {client}'s turn marked CURRENT. What does {client} think of each other participant they "
+        "express a view about (their stance toward that person)? Give one entry per participant."
+    ),
+}
+
+_TASK_GUIDE = {
+    "itp": (
+        "Decide whether this is a good moment for the therapist to intervene. Therapists usually step in to "
+        "slow an escalation, to follow up a disclosure, to redirect, or when a client turns to them; they "
+        "usually hold back while clients are productively talking to each other."
+    ),
+    "rpp": "Identify the relational pattern between the clients that is active just before the therapist speaks.",
+    "stp": (
+        "Decide whom the therapist should address next: one client by name, or all clients together with the "
+        "group label."
+    ),
+    "ssp": "Decide which therapeutic strategy the therapist's next turn should use toward the given target.",
+    "er": "Infer a client's internal emotional state from what they say and how they say it.",
+    "vp": "Infer a client's viewpoints and attitudes toward the other people in the session.",
+}
+
+
+def _definitions(title: str, labels: dict[str, str]) -> str:
+    lines = [f"{title}:"]
+    lines += [f"- {name}: {text}" for name, text in labels.items()]
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=64)
+def system_prompt(task: str, scenario: str, mode: str) -> str:
+    """The stable prefix of ``task`` in ``scenario`` under cue ``mode``: same for every instance."""
+    parts = [
+        f"You are an expert couple and family therapist assisting with research on {_SETTING[scenario]}.",
+        f"Task: {TASK_NAMES[task]}. {_TASK_GUIDE[task]}",
+        _cue_note(mode),
+    ]
+    # Every task sees the scenario's whole framework: the relation patterns and strategies are the
+    # shared clinical vocabulary of the benchmark, and one long stable prefix is cheap to cache.
+    parts.append(_definitions("Relation patterns between the clients", PATTERNS[scenario]))
+    parts.append(_definitions("Therapist support strategies", STRATEGIES[scenario]))
+    parts.append("Boundary rules:\n" + "\n".join(f"- {rule}" for rule in BOUNDARY_RULES))
+    if task == "stp":
+        parts.append(
+            f"Targets are the clients' names, or '{GROUP_LABELS[scenario]}' when the turn addresses all clients "
+            "together. The therapist is never a target."
+        )
+    parts.append(
+        "Answer with JSON only, no other text, in exactly this form:\n" + ANSWER_CONTRACT[task]
+        + ("\nUse labels exactly as listed." if task in ("rpp", "stp", "ssp") else "")
+    )
+    return "\n\n".join(parts)
+
+
+def _cue_note(mode: str) -> str:
+    shown = {
+        "dialogue": "speaker, addressees, what was said and overlapping background talk",
+        "audio": "speaker, addressees, what was said, background talk and tone of voice",
+        "visual": "speaker, addressees, what was said, background talk, and visible behaviour "
+        "(posture, facial expression, self-directed and interaction behaviour)",
+        "audiovisual": "speaker, addressees, what was said, background talk, tone of voice and visible behaviour",
+    }[mode]
+    return f"Each transcript row shows: {shown}."
+
+
+def _cues(label: str, items: list[Any] | None, who: str) -> list[str]:
+    return [f"  {label} ({getattr(i, who)}): {i.description}" for i in items or []]
+
+
+def render_row(view: RowView, marker: str = "") -> str:
+    """One row as transcript text; only the fields the cue mode kept are present."""
+    to = ", ".join(view.target) if view.target else "-"
+    lines = [f"[{view.row_index}]{marker} {view.speaker or 'Unknown'} -> {to}: {view.text}"]
+    for talk in view.background:
+        lines.append(f"  background ({talk.speaker} -> {', '.join(talk.target) or '-'}): {talk.content}")
+    if view.tone:
+        lines.append(f"  tone: {view.tone}")
+    lines += _cues("posture", view.posture, "person")
+    lines += _cues("face", view.face, "person")
+    lines += _cues("self-directed", view.self_directed, "person")
+    for cue in view.interaction or []:
+        lines.append(f"  interaction ({cue.initiator} -> {', '.join(cue.target) or '-'}): {cue.description}")
+    return "\n".join(lines)
+
+
+def render_rows(rows: list[RowView]) -> str:
+    """Rows in order, newest last."""
+    return "\n".join(render_row(r) for r in rows) if rows else "(no earlier rows)"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt: the stable system prefix and the instance-specific user message."""
+
+    system: str
+    user: str
+
+    def messages(self) -> list[dict[str, str]]:
+        """OpenAI-style chat messages."""
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
+
+
+def render(instance: Instance) -> Prompt:
+    """The prompt of ``instance``. Uses only ``instance.model_input()`` fields: never the gold."""
+    task, scenario = instance.task, instance.scenario
+    participants = ", ".join(instance.participants) or "(unknown)"
+    parts = [f"Clients in this session: {participants}.", "Transcript:", render_rows(instance.context)]
+    if instance.current is not None:
+        parts.append(render_row(instance.current, marker=" CURRENT"))
+    question = _QUESTION[task].format(client=instance.client, target=instance.support_target)
+    parts.append("Question: " + question)
+    if task == "rpp":
+        parts.append("Labels: " + ", ".join(instance.candidates))
+    elif task == "stp":
+        parts.append("Candidates: " + ", ".join(instance.candidates))
+    elif task == "ssp":
+        parts.append("Strategies: " + ", ".join(instance.candidates))
+    elif task == "vp":
+        others = [p for p in instance.participants if p != instance.client]
+        parts.append("Other participants: " + (", ".join(others) or "(none)") + ", Therapist")
+    parts.append("Answer (JSON only): " + ANSWER_CONTRACT[task])
+    return Prompt(system=system_prompt(task, scenario, instance.mode), user="\n".join(parts))
+
+
+JUDGE_SYSTEM = (
+    "You are a careful rater for a research benchmark on couple and family therapy. You compare a model's "
+    "answer with a reference annotation written by trained annotators and rate their agreement on a 1-5 "
+    "scale. Judge meaning, not wording: a paraphrase that says the same thing is fully correct.\n\n"
+    "Answer with JSON only: " + ANSWER_CONTRACT["judge"]
+)
+
+ER_RUBRIC = (
+    "Rate how well the predicted emotion matches the reference emotion of the client.\n"
+    "5 = same emotion and same nuance; 4 = same core emotion, minor difference in nuance; "
+    "3 = related emotion, partly right; 2 = mostly different but with some overlap; 1 = unrelated or opposite.\n"
+    "Ignore intensity; it is scored separately."
+)
+
+VP_RUBRIC = (
+    "Rate how well the predicted viewpoints match the reference viewpoints of the client: the right people "
+    "(targets) and the right stance toward each.\n"
+    "5 = all reference viewpoints covered with the same stance; 4 = mostly right, a small miss; "
+    "3 = about half right (right people but partly wrong stance, or one of several targets missed); "
+    "2 = mostly wrong, a little overlap; 1 = wrong people or opposite stance."
+)
+
+VP_RUBRIC_AUTHORS = (
+    "Score two parts and add them: target correctness 0-2 (2 = exactly the reference targets, 1 = partly, "
+    "0 = none) and viewpoint correctness 0-4 (4 = same stance and content, 0 = unrelated). "
+    'Answer with JSON only: {"target_score": <0-2>, "viewpoint_score": <0-4>}'
+)
+
+
+def judge_prompt(task: str, reference: Any, prediction: Any, client: str | None, rubric: str = "default") -> Prompt:
+    """A judge request comparing ``prediction`` with ``reference`` for ER or VP.
+
+    ``rubric="authors"`` (VP only) asks for the authors' 0-2 target + 0-4 viewpoint scores instead of 1-5.
+    """
+    if task == "er":
+        body = (
+            f"{ER_RUBRIC}\n\nClient: {client}\nReference emotion: {reference['emotion']}\n"
+            f"Predicted emotion: {prediction['emotion']}"
+        )
+        return Prompt(JUDGE_SYSTEM, body)
+    ref = json.dumps([{"target": v["target"], "viewpoint": v["viewpoint"]} for v in reference], ensure_ascii=False)
+    pred = json.dumps(prediction, ensure_ascii=False)
+    if rubric == "authors":
+        system = JUDGE_SYSTEM.split("\n\nAnswer with JSON only")[0]
+        return Prompt(system, f"{VP_RUBRIC_AUTHORS}\n\nClient: {client}\nReference viewpoints: {ref}\nPredicted viewpoints: {pred}")
+    return Prompt(JUDGE_SYSTEM, f"{VP_RUBRIC}\n\nClient: {client}\nReference viewpoints: {ref}\nPredicted viewpoints: {pred}")
