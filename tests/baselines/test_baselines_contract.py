@@ -1,0 +1,102 @@
+"""Every baseline answers every instance of every task in the exact answer contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from baseline_factories import check_answer, instances_by_task, make_clip, mixed_clips, real_clips
+
+from rescue_bench.baselines import BASELINES, predict_answers
+from rescue_bench.baselines.common import NEUTRAL_EMOTION, NEUTRAL_INTENSITY, NEUTRAL_VIEWPOINT
+from rescue_bench.data.load import demo_path
+from rescue_bench.labels import TASKS
+from rescue_bench.tasks import BuildOptions, build_all
+
+
+def _check_all(instances: dict, folds: int = 5) -> None:
+    for task, items in instances.items():
+        assert items, f"no {task} instances to test"
+        for method in BASELINES:
+            answers = predict_answers(items, method, folds=folds)
+            assert set(answers) == {i.id for i in items}, (task, method)
+            for inst in items:
+                check_answer(inst, answers[inst.id])
+
+
+def test_contract_on_hand_made_clips() -> None:
+    _check_all(instances_by_task(mixed_clips()))
+
+
+def test_contract_with_two_folds_and_audiovisual_mode() -> None:
+    _check_all(build_all(mixed_clips(), options=BuildOptions(mode="audiovisual")), folds=2)
+
+
+@pytest.mark.real
+def test_contract_on_real_release_lines() -> None:
+    clips = real_clips()
+    if clips is None:
+        pytest.skip("../shared/data/rescue_real is not present")
+    _check_all(build_all(clips))
+
+
+def test_contract_on_demo_set() -> None:
+    path = demo_path()
+    if not path.is_file():
+        pytest.skip("demo set not written yet")
+    from rescue_bench.data import load_clips
+
+    instances = build_all(load_clips([path]))
+    _check_all({task: items for task, items in instances.items() if items})
+
+
+@pytest.mark.parametrize("method", BASELINES)
+def test_one_clip_input_falls_back(method: str) -> None:
+    """With no other clip there is nothing to learn from: candidate order or the neutral answer."""
+    instances = instances_by_task([make_clip("solo/clip", rounds=5)])
+    for task in TASKS:
+        answers = predict_answers(instances[task], method)
+        for inst in instances[task]:
+            check_answer(inst, answers[inst.id])
+            if method == "random":
+                continue
+            obj = json.loads(answers[inst.id])
+            if task == "itp":
+                assert obj == {"answer": "yes"}
+            elif task in ("rpp", "stp", "ssp"):
+                assert obj == {"ranking": inst.candidates[:3]}
+            elif task == "er":
+                assert obj == {"emotion": NEUTRAL_EMOTION, "intensity": NEUTRAL_INTENSITY}
+            else:
+                assert obj == {"viewpoints": [{"target": "Bob" if inst.client == "Ann" else "Ann", "viewpoint": NEUTRAL_VIEWPOINT}]}
+
+
+def test_random_one_clip_er_uses_neutral_phrase() -> None:
+    items = instances_by_task([make_clip("solo/clip", rounds=5)])["er"]
+    answers = predict_answers(items, "random")
+    assert {json.loads(a)["emotion"] for a in answers.values()} == {NEUTRAL_EMOTION}
+
+
+def test_rejects_mixed_tasks_unknown_method_and_bad_folds() -> None:
+    instances = instances_by_task(mixed_clips())
+    with pytest.raises(ValueError, match="one task"):
+        predict_answers(instances["rpp"] + instances["ssp"], "majority")
+    with pytest.raises(ValueError, match="unknown baseline"):
+        predict_answers(instances["rpp"], "oracle")
+    with pytest.raises(ValueError, match="folds"):
+        predict_answers(instances["rpp"], "prior", folds=1)
+    with pytest.raises(ValueError, match="duplicate"):
+        predict_answers(instances["rpp"] + instances["rpp"][:1], "majority")
+    assert predict_answers([], "supervised") == {}
+
+
+def test_fewer_than_three_candidates() -> None:
+    """A ranking over two candidates has two labels."""
+    items = instances_by_task(mixed_clips())["stp"]
+    two = [i.model_copy(update={"candidates": i.candidates[:2]}) for i in items]
+    two = [i for i in two if i.gold in i.candidates]
+    for method in BASELINES:
+        answers = predict_answers(two, method)
+        for inst in two:
+            check_answer(inst, answers[inst.id])
+            assert len(json.loads(answers[inst.id])["ranking"]) == 2
