@@ -90,11 +90,16 @@ class LoadResult:
 
 
 def repair_text(obj: Any) -> Any:
-    """Return ``obj`` with mojibake repaired in every string (``ftfy``); structure is untouched."""
+    """Return ``obj`` with mojibake repaired in every string; structure is untouched.
+
+    Uses ``ftfy.fix_encoding``, which only undoes encoding mix-ups (``â€™`` -> ``’``). ``ftfy.fix_text``
+    would also straighten curly quotes, unescape HTML entities and expand ligatures, i.e. change gold
+    text that is not broken.
+    """
     import ftfy
 
     if isinstance(obj, str):
-        return ftfy.fix_text(obj)
+        return ftfy.fix_encoding(obj)
     if isinstance(obj, list):
         return [repair_text(v) for v in obj]
     if isinstance(obj, dict):
@@ -112,12 +117,23 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
+_NUMBER_UNION_TAGS = frozenset({"int", "float"})
+"""Location tags pydantic appends for the members of a ``StrictInt | StrictFloat`` field."""
+
+
 def _validation_problems(
     exc: ValidationError, raw: dict[str, Any], file: str, line: int | None, sample_id: str | None
 ) -> list[Problem]:
     problems = []
+    seen: set[tuple[Any, ...]] = set()
     for err in exc.errors():
         loc = tuple(err["loc"])
+        number_union = len(loc) > 1 and loc[-1] in _NUMBER_UNION_TAGS
+        if number_union:  # int | float fields fail once per member: report the field once
+            loc = loc[:-1]
+        if loc in seen:
+            continue
+        seen.add(loc)
         row_index = None
         fld = _field_path(loc)
         if len(loc) >= 2 and loc[0] == "rows" and isinstance(loc[1], int):
@@ -126,7 +142,7 @@ def _validation_problems(
             ri = raw_row.get("row_index") if isinstance(raw_row, dict) else None
             row_index = ri if isinstance(ri, int) and not isinstance(ri, bool) else loc[1] + 1
             fld = _field_path(loc[2:]) or "(row)"
-        msg = err["msg"]
+        msg = "Input should be a number" if number_union else err["msg"]
         if err["type"] == "missing":
             msg = "required field is missing"
         elif "input" in err and err["type"] not in ("missing",):
@@ -158,23 +174,34 @@ def _to_clip(
 
 
 def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
-    """Read a release JSON Lines file (one clip per line). Blank lines are allowed."""
+    """Read a release JSON Lines file (one clip per line). Blank lines are allowed.
+
+    Lines are decoded one by one, so a line that is not UTF-8 is reported with its number and the
+    lines after it are still checked; a UTF-8 byte-order mark at the start of the file is ignored.
+    """
     path = Path(path)
     result = LoadResult()
     file = str(path)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}"))
         return result
     with handle:
         try:
-            for lineno, text in enumerate(handle, 1):
-                if not text.strip():
+            for lineno, data in enumerate(handle, 1):
+                if lineno == 1 and data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+                if not data.strip():
                     continue
                 if len(result.errors) >= MAX_PROBLEMS_PER_FILE:
                     result.problems.append(Problem(file, "too many problems; stopped reading", lineno))
                     break
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    result.problems.append(Problem(file, f"not UTF-8 text: {exc.reason} at byte {exc.start + 1}", lineno))
+                    continue
                 try:
                     raw = json.loads(text)
                 except json.JSONDecodeError as exc:
@@ -184,8 +211,8 @@ def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult
                 result.problems.extend(problems)
                 if clip is not None:
                     result.add(clip, file, lineno)
-        except UnicodeDecodeError as exc:
-            result.problems.append(Problem(file, f"not UTF-8 text: {exc.reason}"))
+        except OSError as exc:
+            result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}"))
     return result
 
 
@@ -250,9 +277,20 @@ def read_folder(root: str | Path, *, repair_mojibake: bool = False) -> LoadResul
 
 
 def read_path(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
-    """Read a JSONL file or a per-clip folder, whichever ``path`` is."""
+    """Read a JSONL file or a per-clip folder, whichever ``path`` is.
+
+    A folder holding no ``.json`` clip files but top-level ``.jsonl`` files is read as those
+    release-format files, so a folder of release shards can be passed as one path.
+    """
     path = Path(path)
     if path.is_dir():
+        if not any(path.rglob("*.json")):
+            lines_files = sorted(path.glob("*.jsonl"))
+            if lines_files:  # a folder of release-format files (e.g. ../shared/data/rescue_real)
+                result = LoadResult()
+                for file in lines_files:
+                    result.extend(read_jsonl(file, repair_mojibake=repair_mojibake))
+                return result
         return read_folder(path, repair_mojibake=repair_mojibake)
     if not path.exists():
         return LoadResult(problems=[Problem(str(path), "no such file or folder")])
