@@ -22,6 +22,10 @@ def _mount() -> None:
 
     app.add_typer(data_app, name="data", help="Validate, summarise and fetch RESCUE-Bench data.")
 
+    from rescue_bench.tasks.cli import app as tasks_app
+
+    app.add_typer(tasks_app, name="tasks", help="Build the six tasks' instance sets.")
+
 
 _mount()
 

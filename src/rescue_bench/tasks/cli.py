@@ -1,0 +1,163 @@
+"""``rescue tasks``: build the six tasks' instance sets from a release file (or the bundled demo).
+
+``rescue tasks build`` loads clips, builds the requested tasks, writes ``DIR/<task>.jsonl`` (one
+:class:`~rescue_bench.tasks.instance.Instance` per line, ``model_dump(mode="json")``) and prints the
+instance and clip counts per task and scenario beside the paper's Table 6. On the full release
+(191 clips) every difference from Table 6 is shown in red, and ``--strict`` turns a difference into
+exit status 1. Bad input is reported without a traceback: data problems one per line, exit 2; an
+unknown task, cue mode or context size in one line, exit 2.
+
+The group is a real command group (it has a callback), so further commands can join ``build``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
+
+    from rescue_bench.tasks.build import CountRow
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+EXIT_MISMATCH = 1
+"""``--strict`` on the full release and the counts differ from Table 6."""
+EXIT_INPUT = 2
+"""Bad data, or an unknown task / cue mode / context size."""
+
+
+@app.callback()
+def _group() -> None:
+    """Build the six tasks' instance sets."""
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_INPUT)
+
+
+def count_table(rows: list[CountRow], *, full_release: bool, n_clips: int) -> Table:
+    """The counts table: ours beside Table 6, differences in red when ``full_release``."""
+    from rich.table import Table
+
+    title = "Instances per task and scenario vs the paper's Table 6"
+    if not full_release:
+        title += f" (input: {n_clips} clips; Table 6 applies to the full release of 191)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("task")
+    table.add_column("scenario")
+    table.add_column("instances", justify="right")
+    table.add_column("paper", justify="right")
+    table.add_column("clips", justify="right")
+    table.add_column("paper clips", justify="right")
+    if full_release:
+        table.add_column("match")
+
+    def cell(mine: int, paper: int | None) -> str:
+        if not full_release:
+            return str(mine)
+        style = "green" if mine == paper else "red"
+        return f"[{style}]{mine}[/{style}]"
+
+    def ref(value: int | None) -> str:
+        return "-" if value is None else (str(value) if full_release else f"[dim]{value}[/dim]")
+
+    for row in rows:
+        values = [
+            row.task.upper(),
+            row.scenario,
+            cell(row.instances, row.paper_instances),
+            ref(row.paper_instances),
+            cell(row.clips, row.paper_clips),
+            ref(row.paper_clips),
+        ]
+        if full_release:
+            values.append("[green]yes[/green]" if row.matches else "[bold red]NO[/bold red]")
+        table.add_row(*values)
+    return table
+
+
+@app.command("build")
+def build(
+    out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl files into (created if needed)."),
+    data: Optional[list[Path]] = typer.Option(  # noqa: UP007 - typer needs Optional here
+        None,
+        "--data",
+        help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo.",
+    ),
+    tasks: str = typer.Option("all", "--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all')."),
+    mode: str = typer.Option("dialogue", "--mode", help="Cues shown: dialogue, audio, visual or audiovisual."),
+    context: Optional[int] = typer.Option(  # noqa: UP007
+        None,
+        "--context",
+        help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP.",
+    ),
+    repair_mojibake: bool = typer.Option(
+        False, "--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before building."
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="On the full release (191 clips), exit 1 when any count differs from Table 6."
+    ),
+) -> None:
+    """Build instance sets and compare their sizes with the paper's Table 6."""
+    from rich.console import Console
+
+    from rescue_bench.data.load import DataError, load_clips
+    from rescue_bench.labels import CUE_MODES
+    from rescue_bench.tasks.build import build_all, instance_counts, is_full_release, parse_tasks
+    from rescue_bench.tasks.options import BuildOptions
+
+    try:
+        selected = parse_tasks(tasks)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    mode = mode.strip().lower()
+    if mode not in CUE_MODES:
+        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+    if context is not None and context < -1:
+        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
+
+    try:
+        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
+    except DataError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was built", err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+
+    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
+    instances = build_all(clips, selected, options)
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot create {out}: {exc.strerror or exc}") from None
+    console = Console()
+    for task, items in instances.items():
+        path = out / f"{task}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for inst in items:
+                handle.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True)
+
+    rows = instance_counts(instances)
+    full = is_full_release(clips)
+    console.print(count_table(rows, full_release=full, n_clips=len(clips)))
+    mismatches = [r for r in rows if not r.matches]
+    if not full:
+        if strict:
+            console.print(f"--strict: not the full release ({len(clips)} clips, not 191); Table 6 not enforced")
+        return
+    if mismatches:
+        console.print(
+            f"[bold red]{len(mismatches)} of {len(rows)} counts differ from Table 6[/bold red]", highlight=False
+        )
+        if strict:
+            raise typer.Exit(EXIT_MISMATCH)
+    else:
+        console.print("[green]all counts match Table 6[/green]")
