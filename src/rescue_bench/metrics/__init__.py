@@ -1,0 +1,70 @@
+"""Scoring of RESCUE-Bench answers (SPEC section 5): pure functions, no evaluation engine.
+
+Per task
+    * ITP: :func:`binary_metrics` (precision / recall / F1 of "yes", accuracy, balanced accuracy).
+    * RPP: :func:`rpp_metrics` (top-1 accuracy, macro-F1 over gold labels, recall@3, MRR).
+    * STP, SSP: :func:`ranking_metrics` (recall@1/2/3, MRR), :func:`rank_of`.
+    * ER: :func:`intensity_score`, :func:`er_score`.
+    * baselines: :func:`majority_share`.
+
+Aggregation and uncertainty
+    * :func:`mean_by_scenario`, :func:`mean_by` (micro means per scenario, pooled, per clip).
+    * :func:`bootstrap_ci` (cluster bootstrap over clips, percentile interval).
+    * :func:`paired_permutation_test`, :func:`paired_bootstrap_test`, :func:`paired_delta_ci`,
+      :func:`holm` (comparing runs).
+    * Statistics for the resampling functions: any ``f(records) -> float``, or the fast additive
+      ones :func:`mean_statistic`, :func:`binary_statistic`, :func:`macro_f1_statistic`,
+      :func:`ranking_statistic`.
+
+Conventions shared by every function: an invalid answer (``None`` prediction from
+:mod:`rescue_bench.parse`) is wrong, never dropped, and counted in ``n_invalid`` / ``invalid_rate``;
+ill-defined ratios are 0 (``zero_division=0``); empty input gives NaN, not an exception.
+"""
+
+from rescue_bench.metrics.aggregate import POOLED, mean_by, mean_by_scenario
+from rescue_bench.metrics.bootstrap import bootstrap_ci, bootstrap_distribution
+from rescue_bench.metrics.classification import INVALID, binary_metrics, majority_share, rpp_metrics, top1
+from rescue_bench.metrics.emotion import er_score, intensity_score
+from rescue_bench.metrics.ranking import MRR_CUTOFF, rank_of, ranking_metrics
+from rescue_bench.metrics.significance import (
+    align_pairs,
+    holm,
+    paired_bootstrap_test,
+    paired_delta_ci,
+    paired_permutation_test,
+)
+from rescue_bench.metrics.stats import (
+    AdditiveStatistic,
+    binary_statistic,
+    macro_f1_statistic,
+    mean_statistic,
+    ranking_statistic,
+)
+
+__all__ = [
+    "INVALID",
+    "MRR_CUTOFF",
+    "POOLED",
+    "AdditiveStatistic",
+    "align_pairs",
+    "binary_metrics",
+    "binary_statistic",
+    "bootstrap_ci",
+    "bootstrap_distribution",
+    "er_score",
+    "holm",
+    "intensity_score",
+    "macro_f1_statistic",
+    "majority_share",
+    "mean_by",
+    "mean_by_scenario",
+    "mean_statistic",
+    "paired_bootstrap_test",
+    "paired_delta_ci",
+    "paired_permutation_test",
+    "rank_of",
+    "ranking_metrics",
+    "ranking_statistic",
+    "rpp_metrics",
+    "top1",
+]
