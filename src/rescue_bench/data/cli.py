@@ -9,18 +9,16 @@ row ..., field ...: message``) and exits with code 2; a traceback is never shown
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
-import click
 import typer
 
-EXIT_BAD_INPUT = 2
-"""Exit code of every command when the input is bad (same as a usage error)."""
+from rescue_bench.clikit import EXIT_BAD_INPUT
+from rescue_bench.clikit import fail as _fail
+from rescue_bench.clikit import no_traceback as _no_traceback
 
 MAX_SHOWN_ERRORS = 50
 """How many hard errors ``stats`` lists before pointing at ``rescue data validate``."""
@@ -39,29 +37,6 @@ PathsArg = typer.Argument(
     help="Release JSONL files or per-clip folders. Default: the bundled synthetic demo.",
     show_default=False,
 )
-
-
-def _fail(message: str) -> typer.Exit:
-    """Print a one-line error to stderr and return the exit to raise."""
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
-def _no_traceback(func: F) -> F:
-    """Turn any unexpected exception in a command into one error line and exit code 2."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
-            if os.environ.get("RESCUE_DEBUG"):
-                raise
-            raise _fail(f"unexpected {type(exc).__name__}: {exc} (set RESCUE_DEBUG=1 for details)") from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _inputs(paths: Optional[Sequence[Path]]) -> list[Path]:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from rescue_bench.clikit import fail as _fail
+
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
 
@@ -34,11 +36,6 @@ EXIT_INPUT = 2
 @app.callback()
 def _group() -> None:
     """Build the six tasks' instance sets."""
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(EXIT_INPUT)
 
 
 def count_table(rows: list[CountRow], *, full_release: bool, n_clips: int) -> Table:
