@@ -26,6 +26,11 @@ def _mount() -> None:
 
     app.add_typer(tasks_app, name="tasks", help="Build the six tasks' instance sets.")
 
+    from rescue_bench.report.cli import agreement_app, report_command
+
+    app.command("report", help="Report on runs: paper tables, bootstrap CIs, paired tests, figures, HTML.")(report_command)
+    app.add_typer(agreement_app, name="agreement", help="Judge-human agreement (Table 12) and the sample to rate.")
+
 
 _mount()
 

@@ -1,0 +1,308 @@
+"""Agreement between human and judge scores (the paper's Table 12), and the sample humans rate.
+
+Human ratings file (``HUMAN.csv``): a CSV with a header row holding at least the columns
+
+=============  ==============================================================================
+``id``         the record id of a judged ER or VP record of the run (``results/er.jsonl`` ...)
+``task``       ``er`` or ``vp`` (must match the record)
+``human_score`` an integer 1-5 on the judge's rubric; an empty cell means "not rated yet" (skipped
+               and counted as ``unrated``)
+=============  ==============================================================================
+
+Other columns are ignored, so the file written by ``rescue agreement sample`` can be filled in and
+passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id) is an
+error naming the file and line.
+
+Statistics per task and overall (:func:`agreement_stats`): ``exact`` (share with equal scores),
+``diff1`` (share with |human - judge| = 1), ``diff2`` (share with |difference| >= 2: the paper's three
+columns sum to its 200 samples, so its last column counts every larger difference too; ``diff2_exact``
+and ``diff3_plus`` split it), ``mae``, Cohen's kappa with quadratic weights (scikit-learn,
+labels 1-5) and Krippendorff's alpha at the ordinal level (``krippendorff`` package, value domain
+1-5). Kappa/alpha are ``None`` where undefined (e.g. every score the same).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rescue_bench.report.runs import ReportInputError, Run
+
+JUDGED_TASKS = ("er", "vp")
+SCORES = (1, 2, 3, 4, 5)
+HUMAN_COLUMNS = ("id", "task", "human_score")
+SAMPLE_COLUMNS = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score")
+
+
+# ------------------------------------------------------------------------------------------------
+# statistics
+# ------------------------------------------------------------------------------------------------
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def quadratic_kappa(human: Sequence[int], judge: Sequence[int]) -> float | None:
+    from sklearn.metrics import cohen_kappa_score
+
+    if not human:
+        return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        value = cohen_kappa_score(list(human), list(judge), labels=list(SCORES), weights="quadratic")
+    return _nan_to_none(float(value))
+
+
+def ordinal_alpha(human: Sequence[int], judge: Sequence[int]) -> float | None:
+    import krippendorff
+
+    if not human or len(set(human) | set(judge)) < 2:
+        return None
+    data = np.array([list(human), list(judge)], dtype=float)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            value = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=list(SCORES))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return _nan_to_none(float(value))
+
+
+def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any]:
+    """Agreement of paired 1-5 scores (see the module docstring for every key)."""
+    if len(human) != len(judge):
+        raise ValueError("human and judge scores differ in length")
+    n = len(human)
+    diffs = [abs(h - j) for h, j in zip(human, judge)]
+    counts = {
+        "exact": sum(d == 0 for d in diffs),
+        "diff1": sum(d == 1 for d in diffs),
+        "diff2": sum(d >= 2 for d in diffs),
+        "diff2_exact": sum(d == 2 for d in diffs),
+        "diff3_plus": sum(d >= 3 for d in diffs),
+    }
+    out: dict[str, Any] = {"n": n, "counts": counts}
+    for key, c in counts.items():
+        out[key] = c / n if n else None
+    out["mae"] = sum(diffs) / n if n else None
+    out["kappa_quadratic"] = quadratic_kappa(human, judge)
+    out["krippendorff_alpha_ordinal"] = ordinal_alpha(human, judge)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs
+# ------------------------------------------------------------------------------------------------
+
+
+def judged_records(run: Run) -> dict[str, dict[str, Any]]:
+    """The run's ER/VP records with a judge score, by id."""
+    out = {}
+    for task in JUDGED_TASKS:
+        for r in run.records.get(task, []):
+            if r.get("judge_score") is not None:
+                out[r["id"]] = r
+    return out
+
+
+def _score(text: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    value = float(text)  # ValueError for non-numbers
+    if not value.is_integer():
+        raise ValueError(f"{text!r} is not an integer")
+    return int(value)
+
+
+def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "line"}``."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReportInputError(path, "no such file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
+    reader = csv.DictReader(text.splitlines())
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in HUMAN_COLUMNS if c not in header]
+    if missing:
+        raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
+    rows: list[dict[str, Any]] = []
+    unrated = 0
+    seen: dict[str, int] = {}
+    for raw in reader:
+        line = reader.line_num
+        row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
+        if None in raw:
+            raise ReportInputError(path, "more cells than header columns", line)
+        rid, task = row["id"].strip(), row["task"].strip().lower()
+        if not rid and not task and not row["human_score"].strip():
+            continue
+        if not rid:
+            raise ReportInputError(path, "empty id", line)
+        if task not in JUDGED_TASKS:
+            raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
+        try:
+            score = _score(row["human_score"])
+        except ValueError:
+            raise ReportInputError(path, f"human_score must be an integer 1-5, got {row['human_score']!r}", line) from None
+        if score is None:
+            unrated += 1
+            continue
+        if score not in SCORES:
+            raise ReportInputError(path, f"human_score must be an integer 1-5, got {score}", line)
+        if rid in seen:
+            raise ReportInputError(path, f"duplicate id {rid!r} (first on line {seen[rid]})", line)
+        seen[rid] = line
+        rows.append({"id": rid, "task": task, "human_score": score, "line": line})
+    return rows, unrated
+
+
+def agreement(path: str | Path, run: Run) -> dict[str, Any]:
+    """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores."""
+    rows, unrated = read_human_csv(path)
+    records = judged_records(run)
+    pairs: dict[str, list[tuple[int, int]]] = {t: [] for t in JUDGED_TASKS}
+    for row in rows:
+        record = records.get(row["id"])
+        if record is None:
+            raise ReportInputError(path, f"id {row['id']!r} is not a judged ER/VP record of {run.path}", row["line"])
+        if record["task"] != row["task"]:
+            raise ReportInputError(path, f"id {row['id']!r} is a {record['task']} record, not {row['task']}", row["line"])
+        judge = record["judge_score"]
+        if not isinstance(judge, int) or isinstance(judge, bool) or judge not in SCORES:
+            raise ReportInputError(run.path / "results" / f"{record['task']}.jsonl", f"judge_score {judge!r} of {row['id']!r} is not an integer 1-5")
+        pairs[row["task"]].append((row["human_score"], judge))
+    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated}
+    for task in JUDGED_TASKS:
+        out[task] = agreement_stats([h for h, _ in pairs[task]], [j for _, j in pairs[task]])
+    everything = pairs["er"] + pairs["vp"]
+    out["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
+    from rescue_bench.reference import paper_reference
+
+    out["paper_table12"] = paper_reference().get("table12_judge_vs_human")
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the sample humans rate
+# ------------------------------------------------------------------------------------------------
+
+
+def _allocate(total: int, sizes: dict[Any, int], *, at_least_one: bool) -> dict[Any, int]:
+    """Split ``total`` over strata proportionally to ``sizes`` (largest remainder, capped by size)."""
+    keys = [k for k, s in sizes.items() if s > 0]
+    alloc = {k: 0 for k in sizes}
+    if not keys or total <= 0:
+        return alloc
+    total = min(total, sum(sizes[k] for k in keys))
+    if at_least_one and total >= len(keys):
+        for k in keys:
+            alloc[k] = 1
+    remaining = total - sum(alloc.values())
+    while remaining > 0:
+        room = {k: sizes[k] - alloc[k] for k in keys if sizes[k] > alloc[k]}
+        mass = sum(sizes[k] for k in room)
+        quotas = {k: remaining * sizes[k] / mass for k in room}
+        given = 0
+        for k in room:
+            add = min(room[k], int(math.floor(quotas[k])))
+            alloc[k] += add
+            given += add
+        left = remaining - given
+        order = sorted(room, key=lambda k: (-(quotas[k] - math.floor(quotas[k])), str(k)))
+        for k in order:
+            if left <= 0:
+                break
+            if alloc[k] < sizes[k]:
+                alloc[k] += 1
+                left -= 1
+        remaining = total - sum(alloc.values())
+    return alloc
+
+
+def _text(task: str, value: Any, client: str | None = None) -> str:
+    if value is None:
+        return ""
+    if task == "er" and isinstance(value, dict):
+        return f"{value.get('emotion', '')} (intensity {value.get('intensity', '?')})"
+    if task == "vp" and isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, dict):
+                source = item.get("source") or client or ""
+                arrow = f"{source} -> " if source else "-> "
+                parts.append(f"{arrow}{item.get('target', '')}: {item.get('viewpoint', '')}")
+        return " | ".join(parts)
+    return str(value)
+
+
+def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, Any]]:
+    """Up to ``n`` judged ER/VP records, stratified by task and judge score, as CSV rows.
+
+    Only valid answers that the judge actually scored are eligible (an invalid answer gets score 1
+    without a judge call, so it says nothing about the judge). ``n`` is split evenly between the two
+    tasks (as the paper's 100 ER + 100 VP; a task with too few records passes its share on), and
+    within a task proportionally to the judge-score counts, with at least one record per score that
+    occurs when ``n`` allows. The draw and the final (shuffled) order depend only on ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    pools: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for task in JUDGED_TASKS:
+        pools[task] = {}
+        for r in run.records.get(task, []):
+            if r.get("valid") and r.get("judge_score") is not None:
+                pools[task].setdefault(int(r["judge_score"]), []).append(r)
+    sizes = {t: sum(len(v) for v in pools[t].values()) for t in JUDGED_TASKS}
+    total = min(n, sum(sizes.values()))
+    first, second = JUDGED_TASKS
+    per_task = {first: min(sizes[first], total // 2)}
+    per_task[second] = min(sizes[second], total - per_task[first])
+    per_task[first] = min(sizes[first], total - per_task[second])
+    chosen: list[dict[str, Any]] = []
+    for task in JUDGED_TASKS:
+        strata = pools[task]
+        alloc = _allocate(per_task[task], {s: len(strata[s]) for s in sorted(strata)}, at_least_one=True)
+        for score in sorted(strata):
+            items = sorted(strata[score], key=lambda r: r["id"])
+            k = alloc.get(score, 0)
+            if k:
+                picks = rng.choice(len(items), size=k, replace=False)
+                chosen.extend(items[i] for i in sorted(picks.tolist()))
+    order = rng.permutation(len(chosen))
+    rows = []
+    for i in order.tolist():
+        r = chosen[i]
+        rows.append(
+            {
+                "id": r["id"],
+                "task": r["task"],
+                "sample_id": r["sample_id"],
+                "scenario": r["scenario"],
+                "row": r["row"],
+                "gold": _text(r["task"], r["gold"]),
+                "prediction": _text(r["task"], r["prediction"], r.get("client")),
+                "judge_score": r["judge_score"],
+                "human_score": "",
+            }
+        )
+    return rows
+
+
+def write_sample(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(SAMPLE_COLUMNS))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path

@@ -1,0 +1,426 @@
+"""Assembling a report: compute everything (:func:`compute_report`), then write it (:func:`write_report`).
+
+Output folder::
+
+    DIR/report.json      every number of the report (see :func:`compute_report`)
+    DIR/report.html      one self-contained page (figures as data URIs, inline CSS, no network)
+    DIR/tables/          table5, table11_couple, table11_family, headline_ci, invalid_rates, usage
+                         as .md/.csv/.tex; significance.md, per_label.md, confusion.md
+    DIR/figures/         PNG figures (paper Figs. 3-9, per-label RPP accuracy)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rescue_bench.labels import SCENARIOS, patterns
+from rescue_bench.reference import paper_reference, table5, table6, table11
+from rescue_bench.report import analysis as A
+from rescue_bench.report import figures as F
+from rescue_bench.report import render as R
+from rescue_bench.report import tables as T
+from rescue_bench.report.runs import Run, run_data_paths
+from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_CONFIDENCE = 0.95
+PER_LABEL_TASKS = ("rpp", "stp", "ssp")
+
+
+# ------------------------------------------------------------------------------------------------
+# data used by the runs
+# ------------------------------------------------------------------------------------------------
+
+
+def resolve_data(runs: Sequence[Run], data: Sequence[str | Path] | None) -> tuple[list[str] | None, list[str]]:
+    """The data paths for the data figures, and warnings.
+
+    ``--data`` wins; otherwise the first run's recorded ``settings.data`` (``None`` = the bundled demo).
+    A recorded relative path is tried as given, then relative to the run folder. Returns ``(paths,
+    warnings)``; ``paths`` is ``[]`` when the recorded data cannot be found (data figures skipped).
+    """
+    warnings: list[str] = []
+    if data:
+        return [str(p) for p in data], warnings
+    recorded = [run_data_paths(r) for r in runs]
+    first = recorded[0] if recorded else None
+    if any(r != first for r in recorded[1:]):
+        warnings.append("the runs were made on different data; data figures use the first run's data")
+    if first is None:
+        return None, warnings
+    resolved = []
+    for p in first:
+        candidates = [Path(p), runs[0].path / p, runs[0].path.parent / p]
+        found = next((c for c in candidates if c.exists()), None)
+        if found is None:
+            warnings.append(f"data recorded in {runs[0].path / 'run.json'} not found: {p}; pass --data to draw the data figures")
+            return [], warnings
+        resolved.append(str(found))
+    return resolved, warnings
+
+
+# ------------------------------------------------------------------------------------------------
+# computation
+# ------------------------------------------------------------------------------------------------
+
+
+def _ordered(runs: Sequence[Run]) -> list[Run]:
+    """Non-baseline runs first (in the given order), then the baselines."""
+    return [r for r in runs if not r.is_baseline] + [r for r in runs if r.is_baseline]
+
+
+def compute_report(
+    runs: Sequence[Run],
+    clips: Sequence[Any] | None,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    data_paths: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Every number of the report as a JSON-ready dict (pure: no files written).
+
+    Keys: ``settings``, ``runs``, ``clips`` (per run and scenario) and ``clips_all``, ``models``
+    (``{run: {task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}}``), ``counts``,
+    ``majority_share``, ``tests``, ``per_label``, ``stp_roles``, ``confusion``, ``position``, ``usage``,
+    ``data`` (transitions, label distributions, gold pattern positions), ``paper``, ``warnings``.
+    """
+    runs = _ordered(runs)
+    warnings: list[str] = []
+    report: dict[str, Any] = {
+        "settings": {
+            "resamples": n_resamples,
+            "seed": seed,
+            "confidence": confidence,
+            "ci": "percentile cluster bootstrap over clips (sample_id)",
+            "test": "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
+            "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario",
+            "position_bins": "ten bins of row / n_rows: (0, 0.1], ..., (0.9, 1]",
+            "data": list(data_paths) if data_paths is not None else "bundled demo",
+        },
+        "runs": [],
+        "clips": {},
+        "models": {},
+        "counts": {},
+        "majority_share": {},
+        "per_label": {},
+        "stp_roles": {},
+        "confusion": {},
+        "position": {},
+        "usage": [],
+    }
+    all_records: list[dict[str, Any]] = []
+    for run in runs:
+        records = {t: run.records[t] for t in run.tasks}
+        all_records.extend(r for t in records.values() for r in t)
+        points = A.point_metrics(records)
+        for problem in A.summary_mismatches(points, run.summary):
+            warnings.append(f"{run.path / 'summary.json'} disagrees with its records ({problem}); the report uses the records")
+        report["runs"].append(
+            {
+                "name": run.name,
+                "model": run.model,
+                "path": str(run.path),
+                "baseline": run.is_baseline,
+                "judge": run.info.get("judge"),
+                "created": run.info.get("created"),
+                "mode": (run.info.get("settings") or {}).get("mode"),
+                "tasks": run.tasks,
+            }
+        )
+        report["clips"][run.name] = A.clips_by_scenario(run.all_records())
+        report["models"][run.name] = A.headline_cis(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        report["counts"][run.name] = A.counts(records)
+        report["majority_share"][run.name] = A.majority_shares(records)
+        report["per_label"][run.name] = {
+            t: {s: A.per_label_accuracy(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
+            for t in PER_LABEL_TASKS
+            if t in records
+        }
+        if "stp" in records:
+            report["stp_roles"][run.name] = {s: A.per_role_accuracy(records["stp"], s) for s in SUMMARY_SCENARIOS}
+        conf: dict[str, Any] = {}
+        for t in PER_LABEL_TASKS:
+            if t in records:
+                conf[t] = {s: A.confusion(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
+        if "stp" in records:
+            conf["stp_role"] = {s: A.confusion("stp", records["stp"], s, by_role=True) for s in SUMMARY_SCENARIOS if A.subset(records["stp"], s)}
+        report["confusion"][run.name] = conf
+        if "rpp" in records:
+            report["position"][run.name] = {s: A.position_accuracy(records["rpp"], s) for s in SUMMARY_SCENARIOS if A.subset(records["rpp"], s)}
+        report["usage"].extend(A.usage_rows(run.name, run.info))
+    report["clips_all"] = A.clips_by_scenario(all_records)
+    report["tests"] = A.paired_tests(
+        [(run.name, {t: run.records[t] for t in run.tasks}) for run in runs], n_resamples=n_resamples, seed=seed
+    )
+    data: dict[str, Any] = {"transitions": {}, "label_distributions": {}, "pattern_positions": {}, "source": None}
+    if clips is not None:
+        data["source"] = "clips"
+        data["clips"] = {s: sum(1 for c in clips if c.scenario == s) for s in SCENARIOS}
+        for s in SCENARIOS:
+            if data["clips"][s]:
+                data["transitions"][s] = A.transition_matrix(A.pattern_sequences(clips, s), patterns(s))
+                data["pattern_positions"][s] = A.position_distribution(A.gold_positions_from_clips(clips, s), patterns(s))
+        data["label_distributions"] = A.label_distributions(clips)
+    else:
+        source = next((r for r in runs if r.records.get("rpp")), None)
+        if source is not None:
+            data["source"] = f"RPP records of {source.name}"
+            for s in SCENARIOS:
+                items = A.gold_positions_from_records(source.records["rpp"], s)
+                if items:
+                    data["pattern_positions"][s] = A.position_distribution(items, patterns(s))
+    report["data"] = data
+    ref = paper_reference()
+    report["paper"] = {
+        "source": T.PAPER_SOURCE,
+        "itp_note": T.ITP_FOOTNOTE,
+        "table6_clips": {s: max(v.get(f"{s}_samples", 0) for v in table6().values()) for s in SCENARIOS},
+        "label_shares": ref.get("label_shares"),
+        "per_label_rpp_accuracy_avg_over_models": ref.get("per_label_rpp_accuracy_avg_over_models"),
+    }
+    report["warnings"] = warnings
+    report["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+# tables
+# ------------------------------------------------------------------------------------------------
+
+
+def _points(report: dict[str, Any], name: str) -> dict[str, dict[str, dict[str, float | None]]]:
+    return {
+        task: {s: {m: e["value"] for m, e in per_s.items()} for s, per_s in per.items()}
+        for task, per in report["models"][name].items()
+    }
+
+
+def build_tables(report: dict[str, Any]) -> dict[str, T.Table]:
+    """The report's tables (pure), keyed by file stem."""
+    runs = [(r["name"], r["baseline"], _points(report, r["name"])) for r in report["runs"]]
+    clips = report["clips_all"]
+    paper_clips = {**report["paper"]["table6_clips"], "both": sum(report["paper"]["table6_clips"].values())}
+    out: dict[str, T.Table] = {}
+    out["table5"] = T.paper_layout(
+        runs,
+        T.paper_rows_table5(table5(), table11()),
+        "both",
+        name="table5",
+        title=f"Table 5 layout: both scenarios pooled {T.scenario_caption('both', clips['both'], paper_clips['both']).removeprefix('Both ')}",
+    )
+    for s in SCENARIOS:
+        out[f"table11_{s}"] = T.paper_layout(
+            runs,
+            T.paper_rows_table11(table11(), s),
+            s,
+            name=f"table11_{s}",
+            title=f"Table 11 layout: {T.scenario_caption(s, clips[s], paper_clips[s]).replace(' (', ' scenario (', 1)}",
+        )
+    out["headline_ci"] = T.ci_table(
+        [(r["name"], report["models"][r["name"]], report["counts"][r["name"]], report["majority_share"][r["name"]]) for r in report["runs"]],
+        clips,
+        confidence=report["settings"]["confidence"],
+        n_resamples=report["settings"]["resamples"],
+    )
+    out["invalid_rates"] = T.invalid_table([(r["name"], report["counts"][r["name"]]) for r in report["runs"]])
+    if report["usage"]:
+        out["usage"] = T.usage_table(report["usage"])
+    return out
+
+
+def per_label_tables(report: dict[str, Any]) -> list[T.Table]:
+    names = [r["name"] for r in report["runs"]]
+    paper = report["paper"].get("per_label_rpp_accuracy_avg_over_models") or {}
+    tables = []
+    for task in PER_LABEL_TASKS:
+        for s in SCENARIOS:
+            per_run = [(n, report["per_label"][n][task][s]) for n in names if s in (report["per_label"][n].get(task) or {})]
+            if per_run:
+                tables.append(T.per_label_table(task, s, per_run, paper=paper.get(s) if task == "rpp" else None))
+    role_runs = [(n, report["stp_roles"][n]) for n in names if n in report["stp_roles"]]
+    for s in SUMMARY_SCENARIOS:
+        per_run = [(n, per[s]) for n, per in role_runs if per.get(s)]
+        if per_run:
+            tables.append(
+                T.per_label_table(
+                    "stp", s, per_run, name=f"per_role_stp_{s}",
+                    title=f"STP top-1 accuracy by target role (group label vs individual), {T.SCENARIO_NAMES[s]}",
+                )
+            )
+    return tables
+
+
+def confusion_tables(report: dict[str, Any]) -> list[T.Table]:
+    tables = []
+    for k, r in enumerate(report["runs"]):
+        for task, per in report["confusion"][r["name"]].items():
+            for s, conf in per.items():
+                what = "STP by target role" if task == "stp_role" else T.TASK_LABELS[task]
+                tables.append(
+                    T.confusion_table(
+                        conf,
+                        name=f"confusion_{k}_{task}_{s}",
+                        title=f"{r['name']}: {what} confusion (gold rows, top-1 columns), {T.SCENARIO_NAMES[s]}",
+                    )
+                )
+    return tables
+
+
+# ------------------------------------------------------------------------------------------------
+# figures
+# ------------------------------------------------------------------------------------------------
+
+
+def draw_figures(report: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
+    """All figures; returns ``(path, caption)`` pairs in display order."""
+    out: list[tuple[Path, str]] = []
+    data = report["data"]
+    names = [r["name"] for r in report["runs"]]
+    for s, matrix in data["transitions"].items():
+        path = F.transition_heatmap(matrix, s, fig_dir / f"fig3_transitions_{s}.png", n_clips=data["clips"][s])
+        out.append((path, f"Fig. 3 ({s}): row-normalised transition matrix of consecutive relation-pattern labels "
+                          "(therapist rows' relation_cycle_state within a clip)."))
+    series = [(n, report["position"][n]) for n in names if n in report["position"]]
+    if series:
+        scen = [s for s in SUMMARY_SCENARIOS if any(s in per for _, per in series)]
+        path = F.position_accuracy_plot(series, scen, fig_dir / "fig4_rpp_accuracy_by_position.png")
+        out.append((path, "Fig. 4: RPP top-1 accuracy over ten relative-position bins (row / rows), ±1 binomial standard error."))
+    for s, dist in data["pattern_positions"].items():
+        path = F.position_distribution_plot(dist, s, fig_dir / f"fig5_pattern_by_position_{s}.png")
+        out.append((path, f"Fig. 5 ({s}): gold relation-pattern distribution per relative-position bin ({data['source']})."))
+    dists = data.get("label_distributions") or {}
+    if dists:
+        specs = [
+            ("relation_patterns", "fig6_relation_patterns.png", "Relation patterns of therapist rows", "therapist rows", "Fig. 6"),
+            ("strategies", "fig7_strategies.png", "Support strategies (first support_strategy item)", "therapist rows", "Fig. 7"),
+            ("target_kinds", "fig8_targets.png", "Support targets by role (individual vs group label)", "therapist rows", "Fig. 8"),
+            ("utterance_types", "fig9_utterance_types.png", "Utterance types of client rows", "client rows", "Fig. 9"),
+            ("emotion_intensities", "fig9b_emotion_intensity.png", "Emotion intensities (internal_emotion, 0-10)", "emotion annotations", "Fig. 9b"),
+        ]
+        for key, file, title, xlabel, fig in specs:
+            per = {s: dists[s][key] for s in SCENARIOS if dists[s]["samples"]}
+            if per:
+                path = F.distribution_plot(per, title, xlabel, fig_dir / file)
+                out.append((path, f"{fig}: {title.lower()} per scenario."))
+    paper = report["paper"].get("per_label_rpp_accuracy_avg_over_models") or {}
+    for s in SCENARIOS:
+        per_run = [(n, report["per_label"][n]["rpp"][s]) for n in names if s in (report["per_label"][n].get("rpp") or {})]
+        if per_run:
+            path = F.per_label_accuracy_plot(per_run, s, fig_dir / f"rpp_per_label_{s}.png", paper=paper.get(s))
+            out.append((path, f"RPP top-1 accuracy per gold relation pattern ({s}), a bar per run; diamonds: the paper's average over its ten models."))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# writing
+# ------------------------------------------------------------------------------------------------
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
+        return _json_safe(obj.item())
+    return obj
+
+
+def _collection(title: str, tables: Sequence[T.Table]) -> str:
+    return f"# {title}\n\n" + "\n".join(R.to_markdown(t) for t in tables)
+
+
+def _overview_html(report: dict[str, Any]) -> str:
+    import html
+
+    e = html.escape
+    rows = []
+    for r in report["runs"]:
+        c = report["clips"][r["name"]]
+        rows.append(
+            [r["name"], r["model"], r["path"], r.get("judge") or "–", r.get("mode") or "–",
+             ", ".join(r["tasks"]), f"{c['couple']} / {c['family']} / {c['both']}"]
+        )
+    table = T.Table(
+        name="runs", title="Runs",
+        header=[("", h) for h in ("Run", "Model", "Folder", "Judge", "Cue mode", "Tasks", "Clips couple / family / both")],
+        rows=rows,
+    )
+    s = report["settings"]
+    parts = [R.to_html(table)]
+    parts.append(
+        f"<p>Confidence intervals: {e(s['ci'])}, {s['resamples']} resamples, seed {s['seed']}, "
+        f"{round(100 * s['confidence'])}% level. Significance: {e(s['test'])}. Data for the data figures: "
+        f"<code>{e(str(s['data']))}</code>.</p>"
+    )
+    parts.append(f"<p class=\"note\">{e(T.ITP_FOOTNOTE)}</p>")
+    for w in report["warnings"]:
+        parts.append(f'<p class="warn">{e(w)}</p>')
+    return "\n".join(parts)
+
+
+def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[str]]:
+    """Write tables, figures, ``report.json`` and ``report.html`` into ``out_dir``; returns the files."""
+    out = Path(out_dir)
+    tab_dir, fig_dir = out / "tables", out / "figures"
+    tab_dir.mkdir(parents=True, exist_ok=True)
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, list[str]] = {"tables": [], "figures": []}
+
+    tables = build_tables(report)
+    for table in tables.values():
+        files["tables"] += [str(p) for p in R.write_table(table, tab_dir)]
+    names = [r["name"] for r in report["runs"]]
+    matrices = T.test_matrices(report["tests"], names)
+    labels = per_label_tables(report)
+    confusions = confusion_tables(report)
+    extra = {
+        "significance.md": _collection(
+            "Paired significance (Holm-adjusted p-values)",
+            matrices,
+        ) if matrices else "# Paired significance\n\nNo two runs share instances.\n",
+        "per_label.md": _collection("Per-label accuracy", labels),
+        "confusion.md": _collection("Confusion matrices", confusions),
+    }
+    for file, text in extra.items():
+        (tab_dir / file).write_text(text, encoding="utf-8")
+        files["tables"].append(str(tab_dir / file))
+
+    figs = draw_figures(report, fig_dir)
+    files["figures"] = [str(p) for p, _ in figs]
+
+    report = dict(report, files=files)
+    (out / "report.json").write_text(json.dumps(_json_safe(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    sections: list[tuple[str, str, str]] = [("overview", "Overview", _overview_html(report))]
+    sections.append(("tables", "Paper tables", "\n".join(R.to_html(tables[k]) for k in ("table5", "table11_couple", "table11_family"))))
+    sections.append(("ci", "Confidence intervals", R.to_html(tables["headline_ci"])))
+    if matrices:
+        both = [m for m in matrices if m.name.endswith("_both")]
+        rest = [m for m in matrices if not m.name.endswith("_both")]
+        body = "<p>Cell (row, column): difference row − column on the paper's scale, and its Holm-adjusted p-value (* &lt; 0.05).</p>"
+        body += "\n".join(R.to_html(m, heading="h4") for m in both)
+        if rest:
+            body += "<details><summary>Per scenario (couple, family)</summary>" + "\n".join(R.to_html(m, heading="h4") for m in rest) + "</details>"
+    else:
+        body = "<p>No two runs share instances, so no paired test was run.</p>"
+    sections.append(("significance", "Paired significance", body))
+    body = "\n".join(R.to_html(t, heading="h4") for t in labels)
+    if confusions:
+        body += "<details><summary>Confusion matrices</summary>" + "\n".join(R.to_html(t, heading="h4") for t in confusions) + "</details>"
+    sections.append(("labels", "Per label", body))
+    usage = R.to_html(tables["usage"]) if "usage" in tables else "<p>No token usage recorded in run.json.</p>"
+    sections.append(("answers", "Invalid answers and usage", R.to_html(tables["invalid_rates"]) + "\n" + usage))
+    sections.append(("figures", "Figures", "\n".join(R.figure_html(p, c) for p, c in figs) or "<p>No figures.</p>"))
+    html_text = R.html_document("RESCUE-Bench report", sections)
+    (out / "report.html").write_text(html_text, encoding="utf-8")
+    files["report"] = [str(out / "report.json"), str(out / "report.html")]
+    return files

@@ -1,0 +1,190 @@
+"""``rescue report`` and ``rescue agreement``: thin typer commands over :mod:`rescue_bench.report`.
+
+Conventions as in ``rescue data``: bad input (a missing run folder, no summary.json or results, a
+malformed JSONL line, a bad ratings CSV) is one line ``error: file:line: message`` on stderr and exit
+code 2; a traceback is never shown (``RESCUE_DEBUG=1`` shows one for an unexpected failure).
+
+``rescue agreement HUMAN.csv RUN_DIR`` is shorthand for ``rescue agreement score HUMAN.csv RUN_DIR``;
+``rescue agreement sample RUN_DIR --n 100 --out FILE.csv`` writes the sample for human raters.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import click
+import typer
+from typer.core import TyperGroup
+
+EXIT_BAD_INPUT = 2
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    return typer.Exit(code)
+
+
+def _guarded(func: F) -> F:
+    """Bad input -> one error line and exit 2; anything unexpected -> one line and exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from rescue_bench.data.load import DataError
+        from rescue_bench.report.runs import ReportInputError
+
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+            raise
+        except ReportInputError as exc:
+            raise _fail(str(exc)) from None
+        except DataError as exc:
+            first = str(exc.problems[0]) if exc.problems else str(exc)
+            more = f" (+{len(exc.problems) - 1} more; see `rescue data validate`)" if len(exc.problems) > 1 else ""
+            raise _fail(first.removeprefix("error: ") + more) from None
+        except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
+            if os.environ.get("RESCUE_DEBUG"):
+                raise
+            raise _fail(f"unexpected {type(exc).__name__}: {exc} (set RESCUE_DEBUG=1 for a traceback)", 1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------------------------
+# rescue report
+# ------------------------------------------------------------------------------------------------
+
+
+@_guarded
+def report_command(
+    run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` output folders (one or more).", show_default=False),
+    data: Optional[list[Path]] = typer.Option(
+        None, "--data", "-d",
+        help="Release JSONL or per-clip folder for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
+    ),
+    out: Path = typer.Option(Path("rescue_report"), "--out", "-o", help="Output folder."),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap / permutation resamples (>= 1000 recommended)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every resampling."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the intervals."),
+) -> None:
+    """Tables (paper layouts), CIs, paired tests, per-label analyses, figures and an HTML report."""
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.report.build import compute_report, resolve_data, write_report
+    from rescue_bench.report.runs import load_runs
+
+    runs = load_runs(run_dirs)
+    paths, warnings = resolve_data(runs, [str(p) for p in data] if data else None)
+    clips = None
+    if paths is None:
+        clips = load_clips(None)
+    elif paths:
+        clips = load_clips(paths)
+    report = compute_report(runs, clips, n_resamples=resamples, seed=seed, confidence=confidence, data_paths=paths)
+    report["warnings"] = warnings + report["warnings"]
+    files = write_report(report, out)
+    for w in report["warnings"]:
+        typer.echo(f"warning: {w}", err=True)
+    typer.echo(
+        f"Report for {len(runs)} run(s): {out / 'report.html'} ({len(files['tables'])} table files, "
+        f"{len(files['figures'])} figures, {len(report['tests'])} paired tests; report.json beside it)"
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# rescue agreement
+# ------------------------------------------------------------------------------------------------
+
+
+class _DefaultScore(TyperGroup):
+    """``rescue agreement HUMAN.csv RUN_DIR`` runs the ``score`` subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["score", *args]
+        return super().parse_args(ctx, args)
+
+
+agreement_app = typer.Typer(
+    cls=_DefaultScore,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Judge-human agreement (paper Table 12): `rescue agreement HUMAN.csv RUN_DIR`, or `sample` a set to rate.",
+)
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+@agreement_app.command("score")
+@_guarded
+def score_command(
+    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated).", show_default=False),
+    run_dir: Path = typer.Argument(..., help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
+) -> None:
+    """Exact-match, |difference| 1 and >= 2, MAE, quadratic kappa and ordinal alpha per task and overall."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from rescue_bench.report.agreement import agreement
+    from rescue_bench.report.runs import load_run
+
+    run = load_run(run_dir)
+    result = agreement(human_csv, run)
+    table = Table(title=f"Judge vs human scores: {run.model}")
+    for col in ("scope", "n", "exact", "|d|=1", "|d|>=2", "MAE", "kappa(q)", "alpha(ord)"):
+        table.add_column(col, justify="left" if col == "scope" else "right")
+    for scope in ("er", "vp", "overall"):
+        s = result[scope]
+        table.add_row(
+            scope.upper() if scope != "overall" else "overall", str(s["n"]), _pct(s["exact"]), _pct(s["diff1"]),
+            _pct(s["diff2"]), _num(s["mae"]), _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
+        )
+    paper = result.get("paper_table12") or {}
+    if paper.get("samples"):
+        n = paper["samples"]
+        table.add_row(
+            "paper T12", str(n), _pct(paper["exact"] / n), _pct(paper["diff1"] / n), _pct(paper["diff2"] / n),
+            _num(paper.get("mae")), "–", "–",
+        )
+    Console().print(table)
+    typer.echo("kappa(q): Cohen's kappa, quadratic weights; alpha(ord): Krippendorff's alpha, ordinal; |d|>=2 includes larger differences.")
+    if result["unrated"]:
+        typer.echo(f"{result['unrated']} row(s) without a human score were skipped.")
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+@agreement_app.command("sample")
+@_guarded
+def sample_command(
+    run_dir: Path = typer.Argument(..., help="The `rescue eval` folder with judged ER/VP records.", show_default=False),
+    n: int = typer.Option(100, "--n", min=1, help="Records to sample (split evenly between ER and VP)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draw and of the order."),
+    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (columns id, task, sample_id, scenario, row, gold, prediction, judge_score, human_score)."),
+) -> None:
+    """A stratified (task x judge score), seeded sample of judged ER/VP records for human raters."""
+    from rescue_bench.report.agreement import stratified_sample, write_sample
+    from rescue_bench.report.runs import ReportInputError, load_run
+
+    run = load_run(run_dir)
+    rows = stratified_sample(run, n=n, seed=seed)
+    if not rows:
+        raise ReportInputError(run.path / "results", "no judged ER/VP records (was the run made with --judge?)")
+    write_sample(rows, out)
+    by_task = {t: sum(r["task"] == t for r in rows) for t in ("er", "vp")}
+    note = f" (only {len(rows)} eligible)" if len(rows) < n else ""
+    typer.echo(f"Wrote {len(rows)} records{note} to {out}: ER {by_task['er']}, VP {by_task['vp']}. Fill in human_score (1-5).")

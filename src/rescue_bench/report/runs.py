@@ -1,0 +1,190 @@
+"""Reading ``rescue eval`` output folders for the report.
+
+A run folder (see :mod:`rescue_bench.engine.run`) holds ``results/<task>.jsonl`` (one scored record per
+instance), ``summary.json`` and ``run.json``. :func:`load_run` reads one, checks every record line and
+raises :class:`ReportInputError` with the file and line of the first problem; nothing is skipped.
+``run.json`` is optional (the model is then the folder name), ``summary.json`` and ``results/`` are not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rescue_bench.labels import SCENARIOS, TASKS
+
+REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "valid")
+"""Fields every result record must have (see :func:`rescue_bench.scoring.base_record`)."""
+
+BASELINE_PREFIX = "baseline/"
+
+
+class ReportInputError(Exception):
+    """Bad report input; ``str(error)`` is one line naming the file (and line) at fault."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = self.path + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class Run:
+    """One evaluated run: its records per task, its summary and its recorded configuration."""
+
+    path: Path
+    model: str
+    records: dict[str, list[dict[str, Any]]]
+    summary: dict[str, Any]
+    info: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+    """Unique display name among the runs of one report (the model string, disambiguated)."""
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.model.startswith(BASELINE_PREFIX)
+
+    @property
+    def tasks(self) -> list[str]:
+        return [t for t in TASKS if self.records.get(t)]
+
+    def all_records(self) -> list[dict[str, Any]]:
+        return [r for t in self.tasks for r in self.records[t]]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ReportInputError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+
+
+def _check_record(record: Any, path: Path, line: int, task: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ReportInputError(path, f"a record must be a JSON object, got {type(record).__name__}", line)
+    missing = [f for f in REQUIRED_FIELDS if f not in record]
+    if missing:
+        raise ReportInputError(path, f"record lacks field(s) {', '.join(missing)}", line)
+    if record["task"] != task:
+        raise ReportInputError(path, f"record of task {record['task']!r} in the file of task {task!r}", line)
+    if record["scenario"] not in SCENARIOS:
+        raise ReportInputError(path, f"unknown scenario {record['scenario']!r} (expected couple or family)", line)
+    if not isinstance(record["row"], int) or isinstance(record["row"], bool):
+        raise ReportInputError(path, f"field row must be an integer, got {record['row']!r}", line)
+    n_rows = record.get("n_rows")
+    if n_rows is not None and (not isinstance(n_rows, int) or isinstance(n_rows, bool) or n_rows < 1):
+        raise ReportInputError(path, f"field n_rows must be a positive integer, got {n_rows!r}", line)
+    if not isinstance(record["valid"], bool):
+        raise ReportInputError(path, f"field valid must be true or false, got {record['valid']!r}", line)
+    if not isinstance(record["id"], str) or not isinstance(record["sample_id"], str):
+        raise ReportInputError(path, "fields id and sample_id must be strings", line)
+    return record
+
+
+def read_results(path: Path, task: str) -> list[dict[str, Any]]:
+    """The records of one ``results/<task>.jsonl`` file, checked line by line."""
+    records: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise ReportInputError(path, f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ReportInputError(path, f"not UTF-8 text ({exc.reason})", number) from None
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise ReportInputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", number) from None
+            record = _check_record(record, path, number, task)
+            if record["id"] in seen:
+                raise ReportInputError(path, f"duplicate record id {record['id']!r} (first on line {seen[record['id']]})", number)
+            seen[record["id"]] = number
+            records.append(record)
+    return records
+
+
+def load_run(path: str | Path) -> Run:
+    """Read one ``rescue eval`` output folder (raises :class:`ReportInputError` on any problem)."""
+    root = Path(path)
+    if not root.exists():
+        raise ReportInputError(root, "no such run folder")
+    if not root.is_dir():
+        raise ReportInputError(root, "not a folder (expected a `rescue eval` output folder)")
+    summary_path = root / "summary.json"
+    if not summary_path.is_file():
+        raise ReportInputError(summary_path, "missing (is this a `rescue eval` output folder?)")
+    summary = _read_json(summary_path)
+    if not isinstance(summary, dict):
+        raise ReportInputError(summary_path, "expected a JSON object {task: {scenario: {metric: value}}}")
+    results = root / "results"
+    if not results.is_dir():
+        raise ReportInputError(results, "missing results folder (expected results/<task>.jsonl)")
+    records: dict[str, list[dict[str, Any]]] = {}
+    for file in sorted(results.glob("*.jsonl")):
+        task = file.stem
+        if task not in TASKS:
+            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join(TASKS)})")
+        records[task] = read_results(file, task)
+    if not any(records.values()):
+        raise ReportInputError(results, "no records (expected results/<task>.jsonl files)")
+    info: dict[str, Any] = {}
+    run_json = root / "run.json"
+    if run_json.is_file():
+        info = _read_json(run_json)
+        if not isinstance(info, dict):
+            raise ReportInputError(run_json, "expected a JSON object")
+    model = info.get("model") or (info.get("settings") or {}).get("model") or root.resolve().name
+    return Run(path=root, model=str(model), records=records, summary=summary, info=info, name=str(model))
+
+
+def disambiguate(runs: Sequence[Run]) -> None:
+    """Give every run a unique ``name``: its model, with the folder name appended when shared."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.model] = counts.get(run.model, 0) + 1
+    used: set[str] = set()
+    for run in runs:
+        name = run.model
+        if counts[name] > 1:
+            name = f"{run.model} ({run.path.resolve().name})"
+        base, k = name, 2
+        while name in used:
+            name = f"{base} #{k}"
+            k += 1
+        used.add(name)
+        run.name = name
+
+
+def load_runs(paths: Sequence[str | Path]) -> list[Run]:
+    """Read every run folder, in the order given, with unique display names."""
+    runs = [load_run(p) for p in paths]
+    disambiguate(runs)
+    return runs
+
+
+def run_data_paths(run: Run) -> list[str] | None:
+    """The ``--data`` paths recorded in ``run.json`` (``None`` means the bundled demo)."""
+    settings = run.info.get("settings") or {}
+    data = settings.get("data")
+    if data is None:
+        return None
+    if isinstance(data, str):
+        return [data]
+    return [str(d) for d in data]

@@ -1,0 +1,408 @@
+"""Table layouts of the report (paper Tables 5 and 11, CIs, significance, per label, usage).
+
+Builders here are pure: they take computed numbers (see :mod:`rescue_bench.report.analysis`) and return
+a :class:`Table` of display strings; :mod:`rescue_bench.report.render` writes a table as Markdown,
+CSV, LaTeX or HTML. Number formats follow the paper: classification metrics in percent with two
+decimals (our fractions x 100), judge scores on the 1-5 scale with two decimals, BERTScore with four
+decimals, a missing value as an en dash.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+
+MISSING = "–"
+DAGGER = "†"
+ITP_FOOTNOTE = (
+    f"{DAGGER} Paper ITP numbers are not comparable with a clean run: the authors' prompts leaked the answer "
+    "(a field naming the candidate type and pos/neg in the instance id)."
+)
+PAPER_SOURCE = "Hu et al. (2026), RESCUE-Bench, arXiv 2609.09657"
+
+
+@dataclass(frozen=True)
+class Column:
+    group: str
+    label: str
+    task: str
+    metric: str
+    paper_key: str
+
+
+PAPER_COLUMNS: tuple[Column, ...] = (
+    Column("ITP", "P", "itp", "precision", "itp_precision"),
+    Column("ITP", "R", "itp", "recall", "itp_recall"),
+    Column("ITP", "F1", "itp", "f1", "itp_f1"),
+    Column("RPP", "Acc", "rpp", "accuracy", "rpp_accuracy"),
+    Column("STP", "Rec", "stp", "recall_at_1", "stp_recall"),
+    Column("STP", "MRR", "stp", "mrr", "stp_mrr"),
+    Column("SSP", "Rec", "ssp", "recall_at_1", "ssp_recall"),
+    Column("SSP", "MRR", "ssp", "mrr", "ssp_mrr"),
+    Column("ER", "Judge (/5)", "er", "judge", "er_judge"),
+    Column("ER", "BERTScore", "er", "bertscore", "er_bertscore"),
+    Column("VP", "Judge (/5)", "vp", "judge", "vp_judge"),
+    Column("VP", "BERTScore", "vp", "bertscore", "vp_bertscore"),
+)
+"""The paper's Table 5 / Table 11 columns and where each comes from."""
+
+SCENARIO_NAMES = {"couple": "Couple", "family": "Family", "both": "Both"}
+TASK_LABELS = {"itp": "ITP", "rpp": "RPP", "stp": "STP", "ssp": "SSP", "er": "ER", "vp": "VP"}
+
+
+@dataclass
+class Table:
+    """A table of display strings. ``header`` has one ``(group, label)`` per column (group may be
+    empty); ``groups`` maps a row index to a group caption shown before that row."""
+
+    name: str
+    title: str
+    header: list[tuple[str, str]]
+    rows: list[list[str]]
+    groups: dict[int, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def flat_header(self) -> list[str]:
+        return [f"{g} {c}".strip() if g else c for g, c in self.header]
+
+    def group_of(self) -> list[str]:
+        """The group caption of every row (for flat formats such as CSV)."""
+        out, current = [], ""
+        for i in range(len(self.rows)):
+            current = self.groups.get(i, current)
+            out.append(current)
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# number formats
+# ------------------------------------------------------------------------------------------------
+
+
+def metric_kind(task: str, metric: str) -> str:
+    """``pct`` (fraction shown x100), ``judge`` (1-5 scale) or ``bert`` (BERTScore in [0, 1])."""
+    if task in ("er", "vp"):
+        return "bert" if metric == "bertscore" else "judge"
+    return "pct"
+
+
+def to_display(value: float | None, kind: str) -> float | None:
+    """Our value on the paper's scale (fractions to percent)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value * 100.0 if kind == "pct" else float(value)
+
+
+def fmt_display(value: float | None, kind: str) -> str:
+    """A value already on the paper's scale, formatted as the paper prints it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{value:.4f}" if kind == "bert" else f"{value:.2f}"
+
+
+def fmt(value: float | None, kind: str) -> str:
+    """Our value (fraction / 1-5 / [0, 1]) formatted as the paper prints it."""
+    return fmt_display(to_display(value, kind), kind)
+
+
+def fmt_ci(entry: dict[str, float | None], kind: str) -> str:
+    """``value [low, high]`` on the paper's scale."""
+    if entry.get("value") is None:
+        return MISSING
+    text = fmt(entry["value"], kind)
+    if entry.get("ci_low") is not None and entry.get("ci_high") is not None:
+        text += f" [{fmt(entry['ci_low'], kind)}, {fmt(entry['ci_high'], kind)}]"
+    return text
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return MISSING
+    if p < 0.001:
+        return "<0.001"
+    return f"{p:.3f}"
+
+
+def fmt_int(value: Any) -> str:
+    if value is None:
+        return MISSING
+    return f"{int(value):,}"
+
+
+def fmt_cost(value: Any) -> str:
+    if value is None:
+        return MISSING
+    return f"{float(value):.4f}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Tables 5 and 11
+# ------------------------------------------------------------------------------------------------
+
+
+def scenario_caption(scenario: str, clips: int | None, paper_clips: int | None = None) -> str:
+    text = SCENARIO_NAMES[scenario]
+    if clips is not None:
+        text += f" ({clips} clip{'s' if clips != 1 else ''}"
+        text += f"; paper: {paper_clips})" if paper_clips is not None else ")"
+    return text
+
+
+def paper_layout(
+    runs: Sequence[tuple[str, bool, dict[str, dict[str, dict[str, float | None]]]]],
+    paper: dict[str, dict[str, float]],
+    scenario: str,
+    *,
+    name: str,
+    title: str,
+) -> Table:
+    """The paper's Table 5 / 11 layout for one scenario.
+
+    ``runs``: ``(display name, is_baseline, points)`` with ``points = {task: {scenario: {metric:
+    value}}}``; ``paper``: ``{model: {paper_key: value as printed}}`` (an ``Average`` entry is shown
+    last). Rows: this evaluation's runs, then the baselines, then the paper's models and their average.
+    ITP cells of paper rows carry a dagger and the table a footnote.
+    """
+    header = [("", "Model")] + [(c.group, c.label) for c in PAPER_COLUMNS]
+    rows: list[list[str]] = []
+    groups: dict[int, str] = {}
+
+    def ours(points: dict[str, dict[str, dict[str, float | None]]]) -> list[str]:
+        cells = []
+        for c in PAPER_COLUMNS:
+            value = ((points.get(c.task) or {}).get(scenario) or {}).get(c.metric)
+            cells.append(fmt(value, metric_kind(c.task, c.metric)))
+        return cells
+
+    for label, baseline in (("This evaluation", False), ("Baselines", True)):
+        chosen = [r for r in runs if r[1] is baseline]
+        if chosen:
+            groups[len(rows)] = label
+            rows.extend([r[0], *ours(r[2])] for r in chosen)
+    if paper:
+        groups[len(rows)] = f"Paper ({PAPER_SOURCE})"
+        models = [m for m in paper if m != "Average"] + [m for m in paper if m == "Average"]
+        for model in models:
+            cells = []
+            for c in PAPER_COLUMNS:
+                text = fmt_display(paper[model].get(c.paper_key), metric_kind(c.task, c.metric))
+                if c.task == "itp" and text != MISSING:
+                    text += DAGGER
+                cells.append(text)
+            rows.append([f"{model} (paper)" if model == "Average" else model, *cells])
+    notes = [
+        "Classification metrics in percent; judge scores on a 1-5 scale; BERTScore F1 in [0, 1]; "
+        f"{MISSING} = not available (e.g. no judge or no BERTScore in the run).",
+        "Rec = recall@1; MRR counts ranks 1-3. Our rows are micro means over instances, as summary.json.",
+    ]
+    if paper:
+        notes.append(ITP_FOOTNOTE)
+    return Table(name=name, title=title, header=header, rows=rows, groups=groups, notes=notes)
+
+
+def paper_rows_table5(table5: dict[str, dict[str, float]], table11: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """The paper's Table 5 models plus their printed average (Table 11's ``Average``/``both``)."""
+    rows = {m: dict(v) for m, v in table5.items()}
+    average = (table11.get("Average") or {}).get("both")
+    if average:
+        rows["Average"] = dict(average)
+    return rows
+
+
+def paper_rows_table11(table11: dict[str, dict[str, dict[str, float]]], scenario: str) -> dict[str, dict[str, float]]:
+    return {m: dict(v[scenario]) for m, v in table11.items() if scenario in v}
+
+
+# ------------------------------------------------------------------------------------------------
+# CIs next to majority shares
+# ------------------------------------------------------------------------------------------------
+
+
+def ci_table(
+    runs: Sequence[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]],
+    clips: dict[str, int],
+    *,
+    confidence: float,
+    n_resamples: int,
+) -> Table:
+    """Every headline metric with its bootstrap CI per scenario, one row group per run.
+
+    ``runs``: ``(name, cis, counts, majority)`` from :func:`analysis.headline_cis`,
+    :func:`analysis.counts`, :func:`analysis.majority_shares`. Beside the top-1 metric of RPP, STP
+    and SSP, a row gives the majority-class share of the golds (the accuracy of always answering the
+    most frequent label).
+    """
+    header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s))) for s in SUMMARY_SCENARIOS]
+    rows: list[list[str]] = []
+    groups: dict[int, str] = {}
+    top1 = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
+    for name, cis, cnt, majority in runs:
+        groups[len(rows)] = name
+        for task in HEADLINE:
+            if task not in cis:
+                continue
+            ns = [f"{(cnt.get(task) or {}).get(s, {}).get('n', 0)}" for s in SUMMARY_SCENARIOS]
+            rows.append([TASK_LABELS[task], "n instances (clips)"] + [
+                f"{n} ({(cnt.get(task) or {}).get(s, {}).get('clips', 0)})" for n, s in zip(ns, SUMMARY_SCENARIOS)
+            ])
+            for metric in HEADLINE[task]:
+                kind = metric_kind(task, metric)
+                rows.append([TASK_LABELS[task], metric] + [fmt_ci(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
+                if top1.get(task) == metric and task in majority:
+                    cells = []
+                    for s in SUMMARY_SCENARIOS:
+                        m = majority[task].get(s) or {}
+                        text = fmt(m.get("share"), "pct")
+                        if m.get("label") is not None:
+                            text += f" ({m['label']})"
+                        cells.append(text)
+                    rows.append([TASK_LABELS[task], "majority-class share"] + cells)
+                    if task == "stp":
+                        cells = []
+                        for s in SUMMARY_SCENARIOS:
+                            m = majority[task].get(s) or {}
+                            text = fmt(m.get("role_share"), "pct")
+                            if m.get("role") is not None:
+                                text += f" ({m['role']})"
+                            cells.append(text)
+                        rows.append([TASK_LABELS[task], "majority-role share"] + cells)
+    notes = [
+        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips "
+        "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
+        "Few clips give wide (and, with very few, somewhat too narrow) intervals: read the family column with care.",
+        "majority-class share: the share of the most frequent gold label (the accuracy of always answering it).",
+    ]
+    return Table(name="headline_ci", title="Headline metrics with 95% bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
+
+
+# ------------------------------------------------------------------------------------------------
+# significance
+# ------------------------------------------------------------------------------------------------
+
+
+def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Table]:
+    """One matrix per (task, metric, scenario): cell (row a, column b) = difference a - b on the
+    paper's scale and its Holm-adjusted p-value (``*`` when < 0.05)."""
+    families: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for t in tests:
+        families.setdefault((t["task"], t["metric"], t["scenario"]), []).append(t)
+    tables = []
+    for task in HEADLINE:
+        for metric in HEADLINE[task]:
+            for scenario in SUMMARY_SCENARIOS:
+                members = families.get((task, metric, scenario))
+                if not members:
+                    continue
+                involved = [n for n in names if any(n in (t["a"], t["b"]) for t in members)]
+                cell: dict[tuple[str, str], str] = {}
+                kind = metric_kind(task, metric)
+                for t in members:
+                    for a, b, sign in ((t["a"], t["b"], 1.0), (t["b"], t["a"], -1.0)):
+                        diff = to_display(sign * t["diff"], kind)
+                        star = "*" if t["p_holm"] is not None and t["p_holm"] < 0.05 else ""
+                        d = f"{diff:+.4f}" if kind == "bert" else f"{diff:+.2f}"
+                        cell[(a, b)] = f"{d}, p={fmt_p(t['p_holm'])}{star}"
+                rows = [[a] + [("·" if a == b else cell.get((a, b), MISSING)) for b in involved] for a in involved]
+                n = max(t["n"] for t in members)
+                tables.append(
+                    Table(
+                        name=f"test_{task}_{metric}_{scenario}",
+                        title=f"{TASK_LABELS[task]} {metric}, {SCENARIO_NAMES[scenario]} (up to {n} paired instances)",
+                        header=[("", "row − column")] + [("", b) for b in involved],
+                        rows=rows,
+                    )
+                )
+    return tables
+
+
+# ------------------------------------------------------------------------------------------------
+# per label, invalid answers, usage
+# ------------------------------------------------------------------------------------------------
+
+
+def per_label_table(
+    task: str,
+    scenario: str,
+    per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]],
+    *,
+    paper: dict[str, float] | None = None,
+    title: str | None = None,
+    name: str | None = None,
+) -> Table:
+    """Rows: gold labels; columns: instances, then each run's top-1 accuracy on that label (and the
+    paper's average over models where given)."""
+    labels: list[str] = []
+    n: dict[str, int] = {}
+    for _, per in per_run:
+        for label, entry in per.items():
+            if label not in n:
+                labels.append(label)
+                n[label] = entry["n"]
+    header = [("", "Gold label"), ("", "n")] + [("", f"{run} acc.") for run, _ in per_run]
+    if paper is not None:
+        header.append(("", "paper avg. over models"))
+    rows = []
+    for label in labels:
+        row = [label, str(n[label])] + [fmt((per.get(label) or {}).get("accuracy"), "pct") for _, per in per_run]
+        if paper is not None:
+            row.append(fmt(paper.get(label), "pct"))
+        rows.append(row)
+    return Table(
+        name=name or f"per_label_{task}_{scenario}",
+        title=title or f"{TASK_LABELS[task]} top-1 accuracy per gold label, {SCENARIO_NAMES[scenario]}",
+        header=header,
+        rows=rows,
+        notes=["Accuracy in percent: the share of a label's instances whose top-1 answer is that label (its recall)."],
+    )
+
+
+def confusion_table(conf: dict[str, Any], *, name: str, title: str) -> Table:
+    header = [("", "gold \\ predicted")] + [("", c) for c in conf["columns"]]
+    rows = [[label] + [str(v) for v in row] for label, row in zip(conf["labels"], conf["matrix"])]
+    return Table(name=name, title=title, header=header, rows=rows)
+
+
+def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any]]]]]) -> Table:
+    """Invalid-answer rate (percent) per run and task, as ``both (couple / family)``."""
+    tasks = [t for t in HEADLINE if any(t in c for _, c in per_run)]
+    header = [("", "Run")] + [("", f"{TASK_LABELS[t]} invalid %") for t in tasks]
+    rows = []
+    for name, cnt in per_run:
+        row = [name]
+        for t in tasks:
+            per = cnt.get(t)
+            if not per:
+                row.append(MISSING)
+                continue
+            row.append(
+                f"{fmt(per['both']['invalid_rate'], 'pct')} ({fmt(per['couple']['invalid_rate'], 'pct')} / "
+                f"{fmt(per['family']['invalid_rate'], 'pct')})"
+            )
+        rows.append(row)
+    return Table(
+        name="invalid_rates",
+        title="Invalid-answer rates",
+        header=header,
+        rows=rows,
+        notes=["Percent of instances whose answer could not be parsed or named no valid label: both (couple / family). "
+               "Invalid answers are scored as wrong, never dropped."],
+    )
+
+
+def usage_table(rows_: Sequence[dict[str, Any]]) -> Table:
+    header = [("", "Run"), ("", "Model"), ("", "Input tokens"), ("", "Output tokens"), ("", "Total tokens"), ("", "Cost")]
+    rows = [
+        [r["run"], r["model"], fmt_int(r["input_tokens"]), fmt_int(r["output_tokens"]), fmt_int(r["total_tokens"]), fmt_cost(r["total_cost"])]
+        for r in rows_
+    ]
+    return Table(
+        name="usage",
+        title="Token usage and cost (from run.json)",
+        header=header,
+        rows=rows,
+        notes=["Cost as reported by the provider through inspect_ai, where available."],
+    )

@@ -1,0 +1,134 @@
+"""Bad input to `rescue report`: one line naming the file (and line), exit code 2, no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from _report_synth import make_run
+from rescue_bench.cli import app
+
+runner = CliRunner()
+
+
+def _report(*args: str):
+    return runner.invoke(app, ["report", *args, "--resamples", "50"])
+
+
+def _assert_bad(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def test_missing_run_dir(tmp_path: Path):
+    _assert_bad(_report(str(tmp_path / "nope"), "--out", str(tmp_path / "out")), "nope", "no such run folder")
+
+
+def test_not_a_folder(tmp_path: Path):
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    _assert_bad(_report(str(f), "--out", str(tmp_path / "out")), "file.txt", "not a folder")
+
+
+def test_missing_summary(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    (run / "summary.json").unlink()
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "summary.json", "missing")
+
+
+def test_missing_results(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    for f in (run / "results").iterdir():
+        f.unlink()
+    (run / "results").rmdir()
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "results", "missing")
+
+
+def test_empty_results(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    for f in (run / "results").iterdir():
+        f.unlink()
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "results", "no records")
+
+
+def test_malformed_jsonl_line(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    path = run / "results" / "rpp.jsonl"
+    lines = path.read_text().splitlines()
+    lines[4] = lines[4][:-10]  # truncated JSON on line 5
+    path.write_text("\n".join(lines) + "\n")
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "rpp.jsonl:5", "malformed JSON")
+
+
+def test_record_missing_a_field(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    path = run / "results" / "itp.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[2])
+    del record["gold"]
+    lines[2] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "itp.jsonl:3", "gold")
+
+
+def test_record_of_the_wrong_task(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    path = run / "results" / "ssp.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["task"] = "stp"
+    lines[0] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "ssp.jsonl:1", "task")
+
+
+def test_malformed_summary_and_run_json(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    (run / "summary.json").write_text('{"itp": \n  {oops}')
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "summary.json:2", "malformed JSON")
+    run2 = make_run(tmp_path / "run2", "openai/m", 0.5)
+    (run2 / "run.json").write_text("[1, 2")
+    _assert_bad(_report(str(run2), "--out", str(tmp_path / "out")), "run.json:1")
+
+
+def test_bad_data_path(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    _assert_bad(_report(str(run), "--data", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "out")), "missing.jsonl")
+
+
+def test_recorded_data_not_found_is_a_warning(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5, data=["relative/not/here.jsonl"])
+    result = _report(str(run), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.output and "not found" in result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert any("not found" in w for w in report["warnings"])
+    # the data figures fall back to / are skipped, the rest is there
+    assert (tmp_path / "out" / "figures" / "fig4_rpp_accuracy_by_position.png").is_file()
+    assert not (tmp_path / "out" / "figures" / "fig3_transitions_couple.png").exists()
+
+
+def test_stale_summary_is_reported(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["rpp"]["both"]["accuracy"] = 0.99
+    (run / "summary.json").write_text(json.dumps(summary))
+    result = _report(str(run), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "disagrees with its records" in result.output
+
+
+@pytest.mark.parametrize("args", [["--resamples", "0"], ["--confidence", "1.5"]])
+def test_bad_options(tmp_path: Path, args):
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "out"), *args])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
