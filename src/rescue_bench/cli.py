@@ -26,6 +26,10 @@ def _mount() -> None:
 
     app.add_typer(tasks_app, name="tasks", help="Build the six tasks' instance sets.")
 
+    from rescue_bench.engine.cli import eval_command
+
+    app.command("eval", help="Evaluate a model on the six tasks (inspect_ai; offline baselines by default).")(eval_command)
+
     from rescue_bench.report.cli import agreement_app, report_command
 
     app.command("report", help="Report on runs: paper tables, bootstrap CIs, paired tests, figures, HTML.")(report_command)

@@ -1,0 +1,119 @@
+"""``rescue eval``: any model on the six tasks in one command (inspect_ai underneath)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rescue_bench.clikit import fail, no_traceback
+from rescue_bench.labels import CUE_MODES
+
+err = Console(stderr=True)
+console = Console()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    raise fail(message, code)
+
+
+def default_out(model: str) -> str:
+    """``rescue_runs/<model>`` with path-unsafe characters replaced."""
+    return str(Path("rescue_runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model))
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def print_summary(summary: dict[str, Any], title: str) -> None:
+    """The summary as one rich table: a row per task and scenario."""
+    from rescue_bench.scoring import HEADLINE
+
+    table = Table(title=title, show_lines=False)
+    for col in ("task", "scenario", "n", "invalid", "metrics"):
+        table.add_column(col, justify="left" if col in ("task", "scenario", "metrics") else "right")
+    for task, per in summary.items():
+        for scenario, metrics in per.items():
+            shown = "  ".join(f"{m}={_fmt(metrics.get(m))}" for m in HEADLINE[task])
+            table.add_row(task, scenario, str(metrics["n"]), _fmt(metrics["invalid_rate"]), shown)
+    console.print(table)
+
+
+@no_traceback
+def eval_command(
+    model: str = typer.Option("baseline/majority", "--model", "-m", help="inspect_ai model, e.g. openai/gpt-4o or baseline/majority."),
+    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model for ER/VP (none: judge scores left empty)."),
+    data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Release JSONL or per-clip folder (repeatable); default: the bundled demo."),
+    tasks: str = typer.Option("all", "--tasks", "-t", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp."),
+    mode: str = typer.Option("dialogue", "--mode", help="Cue mode: dialogue, audio, visual or audiovisual."),
+    context: Optional[int] = typer.Option(None, "--context", help="Rows of context for every task (-1 = all; default: per-task defaults)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Evaluate only the first N instances of each task."),
+    max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Concurrent model connections."),
+    max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per model call (inspect_ai default when unset)."),
+    timeout: Optional[int] = typer.Option(None, "--timeout", help="Seconds before a model call is retried."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (the paper used 0)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 for ER/VP."),
+    bertscore_model: Optional[str] = typer.Option(None, "--bertscore-model", help="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2)."),
+    repair_mojibake: bool = typer.Option(False, "--repair-mojibake", help="Repair mojibake in the data with ftfy before building."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random/prior baselines."),
+    display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
+) -> None:
+    """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
+    from rescue_bench.data.load import DataError
+    from rescue_bench.tasks import parse_tasks
+
+    if mode not in CUE_MODES:
+        _fail(f"--mode must be one of {', '.join(CUE_MODES)} (got {mode!r})")
+    try:
+        task_list = parse_tasks(tasks)
+    except ValueError as exc:
+        _fail(str(exc))
+    if model.startswith("baseline/"):
+        from rescue_bench.baselines import BASELINES
+
+        if model.split("/", 1)[1] not in BASELINES:
+            _fail(f"unknown baseline {model!r}; expected one of {', '.join('baseline/' + b for b in BASELINES)}")
+    from rescue_bench.engine.run import EvalSettings, RunInterrupted, run_eval
+
+    settings = EvalSettings(
+        model=model,
+        judge=judge,
+        data=[str(p) for p in data] if data else None,
+        tasks=task_list,
+        mode=mode,
+        context=context,
+        limit=limit,
+        max_connections=max_connections,
+        max_retries=max_retries,
+        timeout=timeout,
+        temperature=temperature,
+        repair_mojibake=repair_mojibake,
+        bertscore=bertscore,
+        bertscore_model=bertscore_model,
+        cache=not no_cache,
+        seed=seed,
+        out=str(out) if out else default_out(model),
+    )
+    try:
+        summary = run_eval(settings, display=display)
+    except DataError as exc:
+        for problem in exc.problems:
+            err.print(str(problem), highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except RunInterrupted:
+        _fail("run interrupted; run the same command again to resume (finished calls are cached)", 130)
+    except (ValueError, KeyError, ImportError, OSError) as exc:
+        _fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
+    console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False)

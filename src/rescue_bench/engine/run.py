@@ -1,0 +1,245 @@
+"""Driving a whole evaluation: build instances, run inspect_ai, write the output folder.
+
+Output folder (read by ``rescue report`` and other tools)::
+
+    DIR/results/<task>.jsonl   one record per instance (rescue_bench.scoring.base_record + judge + BERTScore)
+    DIR/summary.json           {task: {scenario: {metric: value, "n", "invalid_rate"}}}
+    DIR/run.json               the recorded configuration (model, judge and its prompt, options, versions, usage)
+    DIR/logs/                  inspect_ai logs (``inspect view --log-dir DIR/logs``)
+
+Resuming: every model and judge call goes through inspect_ai's response cache (in ``RESCUE_CACHE_DIR``
+when set), so running the same command again after Ctrl-C or ``kill -9`` repeats no finished call.
+API keys are read from the environment by the providers and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.labels import TASKS
+from rescue_bench.tasks.instance import DEFAULT_CONTEXT
+
+JUDGED = ("er", "vp")
+
+
+class EvalSettings(BaseModel):
+    """Everything that defines a run; written to ``run.json`` (no secrets in here)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "baseline/majority"
+    judge: str | None = None
+    data: list[str] | None = None
+    tasks: list[str] = Field(default_factory=lambda: list(TASKS))
+    mode: str = "dialogue"
+    context: int | None = None
+    limit: int | None = None
+    max_connections: int | None = None
+    max_retries: int | None = None
+    timeout: int | None = None
+    temperature: float | None = 0.0
+    repair_mojibake: bool = False
+    bertscore: bool = True
+    bertscore_model: str | None = None
+    cache: bool = True
+    seed: int = 0
+    out: str = "rescue_runs/latest"
+
+
+class RunInterrupted(RuntimeError):
+    """The run was stopped before it finished (Ctrl-C); finished calls are cached."""
+
+
+def provider_args(model: str) -> dict[str, Any]:
+    """Model args that make ``openai/<name>`` talk to any OpenAI-compatible server.
+
+    With ``OPENAI_BASE_URL`` set the endpoint is a compatible server (vLLM, Ollama, DashScope,
+    DeepSeek ...), which speaks Chat Completions; inspect_ai would otherwise pick the Responses API
+    for some model names. ``RESCUE_RESPONSES_API=1`` keeps the Responses API.
+    """
+    if model.startswith("openai/") and os.environ.get("OPENAI_BASE_URL") and not os.environ.get("RESCUE_RESPONSES_API"):
+        return {"responses_api": False}
+    return {}
+
+
+def use_cache_dir() -> str | None:
+    """Point inspect_ai's response cache at ``RESCUE_CACHE_DIR`` when that is set."""
+    cache_dir = os.environ.get("RESCUE_CACHE_DIR")
+    if cache_dir:
+        os.environ["INSPECT_CACHE_DIR"] = cache_dir
+    return cache_dir
+
+
+def judge_fingerprint() -> str:
+    """A hash of the judge prompts, recorded so judged numbers say which rubric made them."""
+    from rescue_bench.prompts.render import ER_RUBRIC, JUDGE_SYSTEM, VP_RUBRIC
+
+    text = "\n".join([JUDGE_SYSTEM, ER_RUBRIC, VP_RUBRIC])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _records_from_logs(logs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from rescue_bench.scoring import base_record
+
+    records: list[dict[str, Any]] = []
+    usage: dict[str, Any] = {}
+    for log in logs:
+        if log.stats and log.stats.model_usage:
+            for model, u in log.stats.model_usage.items():
+                acc = usage.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+                acc["input_tokens"] += u.input_tokens or 0
+                acc["output_tokens"] += u.output_tokens or 0
+                acc["total_tokens"] += u.total_tokens or 0
+                if getattr(u, "total_cost", None) is not None:
+                    acc["total_cost"] = acc.get("total_cost", 0.0) + u.total_cost
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get("rescue_scorer")
+            if score is not None and score.metadata and "record" in score.metadata:
+                records.append(score.metadata["record"])
+            else:
+                record = base_record(sample.metadata, None)
+                record["error"] = f"no answer: {sample.error.message}" if sample.error else "no answer"
+                records.append(record)
+    return records, usage
+
+
+def add_bertscore(records: list[dict[str, Any]], backbone: str | None) -> str | None:
+    """Fill ``bertscore`` of valid ER/VP records in one batch; return the backbone used (None if skipped)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+    from rescue_bench.scoring import bertscore_pairs
+
+    todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
+    if not todo:
+        return None
+    try:
+        backbone = backbone or default_backbone()
+        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone)
+    except BertScoreUnavailable:
+        return None
+    for (record, _), value in zip(todo, scores):
+        record["bertscore"] = value
+    return backbone
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]:
+    """Run ``settings`` end to end and write the output folder; returns the summary.
+
+    Raises :class:`rescue_bench.data.DataError` for bad data and :class:`RunInterrupted` when stopped.
+    """
+    import inspect_ai
+    from inspect_ai import eval as inspect_eval
+
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.inspect_tasks import rescue_task
+    from rescue_bench.engine.baseline_api import register_instances
+    from rescue_bench.scoring import summarize
+    from rescue_bench.tasks import BuildOptions, build_instances
+
+    use_cache_dir()
+    out = Path(settings.out)
+    clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
+    options = BuildOptions(mode=settings.mode).with_context(settings.context)  # type: ignore[arg-type]
+    is_baseline = settings.model.startswith("baseline/")
+    tasks = []
+    for name in settings.tasks:
+        instances = build_instances(clips, name, options)
+        register_instances(instances)  # baselines cross-validate over the whole set, even under --limit
+        chosen = instances[: settings.limit] if settings.limit else instances
+        if not chosen:
+            continue
+        tasks.append(
+            rescue_task(
+                name,
+                instances=chosen,
+                judge=settings.judge if name in JUDGED else None,
+                mode=settings.mode,
+                context=settings.context,
+                cache=settings.cache and not is_baseline,
+                temperature=settings.temperature,
+            )
+        )
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    model_args = {"seed": settings.seed} if is_baseline else provider_args(settings.model)
+    gen_args: dict[str, Any] = {}
+    for key in ("max_connections", "max_retries", "timeout"):
+        if getattr(settings, key) is not None:
+            gen_args[key] = getattr(settings, key)
+    try:
+        logs = inspect_eval(
+            tasks,
+            model=settings.model,
+            model_args=model_args,
+            log_dir=str(out / "logs"),
+            display=display,  # type: ignore[arg-type]
+            fail_on_error=False,
+            score_display=False,
+            log_level="error",
+            **gen_args,
+        ) if tasks else []
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted("interrupted") from exc
+    if any(getattr(log, "status", "success") == "cancelled" for log in logs):
+        raise RunInterrupted("cancelled")
+    records, usage = _records_from_logs(logs)
+    backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
+    # one canonical order (task, clip, row): the summary is computed from the records exactly as
+    # they are written, so anyone recomputing it from results/ gets the same floats
+    records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_task.setdefault(record["task"], []).append(record)
+    for name, rows in by_task.items():
+        _write_jsonl(out / "results" / f"{name}.jsonl", rows)
+    summary = summarize(records)
+    _write_json(out / "summary.json", summary)
+    context = {t: options.window(t) for t in DEFAULT_CONTEXT}
+    _write_json(
+        out / "run.json",
+        {
+            "settings": settings.model_dump(),
+            "model": settings.model,
+            "judge": settings.judge,
+            "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
+            "context_windows": context,
+            "clips": len(clips),
+            "bertscore_backbone": backbone,
+            "usage": usage,
+            "versions": {
+                "rescue_bench": _version(),
+                "inspect_ai": inspect_ai.__version__,
+                "python": platform.python_version(),
+            },
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "status": [getattr(log, "status", None) for log in logs],
+        },
+    )
+    return summary
+
+
+def _version() -> str:
+    from rescue_bench import __version__
+
+    return __version__

@@ -1,0 +1,160 @@
+"""From a raw answer to a scored record, and from records to the summary (SPEC section 5).
+
+Pure functions shared by the inspect_ai scorer, the report and any user script: the per-instance
+record written to ``results/<task>.jsonl`` and ``summary.json`` are both defined here, so a summary
+always recomputes exactly from its records.
+
+Rules: an answer that cannot be parsed or names no valid label is *invalid*, counted as wrong and
+reported in ``invalid_rate``; it is never dropped nor filled from the gold. For ER and VP an invalid
+answer gets judge score 1 and (ER) intensity score 1 without a judge call, and BERTScore 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rescue_bench.labels import SCENARIOS
+from rescue_bench.metrics import binary_metrics, intensity_score, ranking_metrics, rpp_metrics
+from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
+
+SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, "both")
+
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "itp": ("precision", "recall", "f1", "accuracy", "balanced_accuracy"),
+    "rpp": ("accuracy", "macro_f1", "recall_at_3", "mrr"),
+    "stp": ("recall_at_1", "recall_at_2", "recall_at_3", "mrr"),
+    "ssp": ("recall_at_1", "recall_at_2", "recall_at_3", "mrr"),
+    "er": ("judge", "intensity", "score", "bertscore"),
+    "vp": ("judge", "bertscore"),
+}
+"""The metrics of each task in ``summary.json``, in display order."""
+
+INVALID_JUDGE_SCORE = 1
+INVALID_BERTSCORE = 0.0
+
+
+def parse_answer(task: str, raw: str | None, candidates: Sequence[str], participants: Sequence[str]) -> tuple[Any, bool, str | None]:
+    """``(prediction, valid, error)`` of a raw answer for ``task`` (see :mod:`rescue_bench.parse`)."""
+    if raw is None:
+        return None, False, "no answer"
+    if task == "itp":
+        parsed = parse_itp(raw)
+    elif task in ("rpp", "stp", "ssp"):
+        parsed = parse_ranking(raw, list(candidates), k=3)
+    elif task == "er":
+        parsed = parse_er(raw)
+    elif task == "vp":
+        parsed = parse_vp(raw, list(participants))
+    else:
+        raise ValueError(f"unknown task {task!r}")
+    return (parsed.prediction if parsed.valid else None), parsed.valid, parsed.error
+
+
+def base_record(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
+    """The judge-free part of a result record for ``instance`` (an ``Instance`` dump) and its raw answer."""
+    task = instance["task"]
+    prediction, valid, error = parse_answer(task, raw, instance.get("candidates", []), instance.get("participants", []))
+    record: dict[str, Any] = {
+        "id": instance["id"],
+        "task": task,
+        "sample_id": instance["sample_id"],
+        "scenario": instance["scenario"],
+        "row": instance["row"],
+        "n_rows": instance.get("n_rows"),
+        "gold": instance["gold"],
+        "candidates": instance.get("candidates", []),
+        "prediction": prediction,
+        "valid": valid,
+        "error": error,
+        "raw": raw,
+    }
+    if task == "er":
+        record["intensity_score"] = (
+            intensity_score(prediction["intensity"], instance["gold"]["intensity"]) if valid else float(INVALID_JUDGE_SCORE)
+        )
+        record["judge_score"] = None if valid else INVALID_JUDGE_SCORE
+        record["score"] = None if valid else float(INVALID_JUDGE_SCORE)
+        record["bertscore"] = None if valid else INVALID_BERTSCORE
+    elif task == "vp":
+        record["judge_score"] = None if valid else INVALID_JUDGE_SCORE
+        record["bertscore"] = None if valid else INVALID_BERTSCORE
+    return record
+
+
+def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = False) -> dict[str, Any]:
+    """``record`` with its judge score set (valid ER/VP answers only); ER's ``score`` follows."""
+    if not record["valid"]:
+        return record
+    out = dict(record, judge_score=judge_score, judge_flagged=flagged)
+    if out["task"] == "er":
+        out["score"] = None if judge_score is None else (judge_score + out["intensity_score"]) / 2
+    return out
+
+
+def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
+    """The (prediction, reference) texts BERTScore compares for a valid ER/VP record, else ``None``.
+
+    ER compares the emotion descriptions; VP compares the predicted viewpoint descriptions, joined in
+    order, with the gold ones joined the same way.
+    """
+    if not record["valid"] or record["task"] not in ("er", "vp"):
+        return None
+    if record["task"] == "er":
+        return record["prediction"]["emotion"], record["gold"]["emotion"]
+    pred = "; ".join(v["viewpoint"] for v in record["prediction"])
+    gold = "; ".join(v["viewpoint"] for v in record["gold"])
+    return pred, gold
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
+def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """The task's headline metrics over ``records`` (fractions for classification metrics).
+
+    Generation metrics are ``None`` when any record lacks the score (e.g. no judge was given).
+    """
+    if not records:
+        return {m: None for m in HEADLINE[task]}
+    golds = [r["gold"] for r in records]
+    preds = [r["prediction"] for r in records]
+    if task == "itp":
+        return dict(binary_metrics(golds, preds, positive="yes"))
+    if task == "rpp":
+        return dict(rpp_metrics(golds, preds))
+    if task in ("stp", "ssp"):
+        return dict(ranking_metrics(golds, preds))
+    if task == "er":
+        return {
+            "judge": _mean(r["judge_score"] for r in records),
+            "intensity": _mean(r["intensity_score"] for r in records),
+            "score": _mean(r["score"] for r in records),
+            "bertscore": _mean(r["bertscore"] for r in records),
+        }
+    return {
+        "judge": _mean(r["judge_score"] for r in records),
+        "bertscore": _mean(r["bertscore"] for r in records),
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{task: {scenario: {metric: value, "n": int, "invalid_rate": float}}}`` for couple, family, both."""
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_task.setdefault(r["task"], []).append(r)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for task, items in by_task.items():
+        out[task] = {}
+        for scenario in SUMMARY_SCENARIOS:
+            chosen = items if scenario == "both" else [r for r in items if r["scenario"] == scenario]
+            metrics = task_metrics(task, chosen)
+            metrics = {m: metrics.get(m) for m in HEADLINE[task]}
+            metrics["n"] = len(chosen)
+            metrics["invalid_rate"] = (sum(not r["valid"] for r in chosen) / len(chosen)) if chosen else None
+            out[task][scenario] = metrics
+    return out

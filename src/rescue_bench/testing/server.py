@@ -1,0 +1,167 @@
+"""A scriptable OpenAI-compatible chat server on loopback, for tests and benchmarks.
+
+It speaks the real wire protocol (``POST /v1/chat/completions``), so the whole client stack
+(inspect_ai, the openai library, retries, connection pooling) runs for real. What it answers is
+decided by a *responder*: a function from the request's messages to ``(status, content)``. It can
+also fail a share of requests with HTTP errors, send garbage, stall, and add a fixed latency.
+
+Never bind it to anything but a loopback address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[list[dict[str, Any]]], tuple[int, str]]
+
+
+@dataclass
+class ServerStats:
+    """Counters the tests and benchmarks read."""
+
+    requests: int = 0
+    answered: int = 0
+    errors: int = 0
+    prompt_chars: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _stable_fraction(text: str, salt: str) -> float:
+    digest = hashlib.sha256(f"{salt}\x1f{text}".encode()).hexdigest()
+    return int(digest[:8], 16) / 0xFFFFFFFF
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible server on ``127.0.0.1`` (``base_url`` ends in ``/v1``).
+
+    ``error_rate``: share of requests answered with an HTTP error from ``error_codes`` (chosen per
+    attempt, so a retry can succeed). ``stall_rate`` / ``stall_seconds``: share of requests that wait
+    before answering. ``latency``: seconds added to every answer. ``record_prompts`` keeps every
+    prompt's text (for prefix-reuse measurements).
+    """
+
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        latency: float = 0.0,
+        error_rate: float = 0.0,
+        error_codes: tuple[int, ...] = (429, 500, 502, 503),
+        stall_rate: float = 0.0,
+        stall_seconds: float = 0.0,
+        record_prompts: bool = False,
+        seed: str = "rescue",
+    ) -> None:
+        self.responder = responder
+        self.latency = latency
+        self.error_rate = error_rate
+        self.error_codes = error_codes
+        self.stall_rate = stall_rate
+        self.stall_seconds = stall_seconds
+        self.record_prompts = record_prompts
+        self.seed = seed
+        self.stats = ServerStats()
+        self._attempt = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> FakeOpenAI:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # silence
+                pass
+
+            def do_GET(self) -> None:  # /v1/models, for clients that probe
+                body = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+                self._send(200, body)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                status, body = owner._handle(payload)
+                self._send(status, body)
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # -- requests --------------------------------------------------------------------------------
+    def _handle(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+        messages = payload.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        with self.stats.lock:
+            self.stats.requests += 1
+            self._attempt += 1
+            attempt = self._attempt
+            if self.record_prompts:
+                self.stats.prompt_chars.append(prompt)
+        if self.stall_rate and _stable_fraction(prompt, self.seed + "stall") < self.stall_rate and attempt % 2:
+            time.sleep(self.stall_seconds)
+        if self.latency:
+            time.sleep(self.latency)
+        if self.error_rate and _stable_fraction(f"{prompt}{attempt}", self.seed + "err") < self.error_rate:
+            code = self.error_codes[attempt % len(self.error_codes)]
+            with self.stats.lock:
+                self.stats.errors += 1
+            return code, json.dumps({"error": {"message": f"injected {code}", "type": "server_error"}}).encode()
+        status, content = self.responder(messages)
+        if status != 200:
+            with self.stats.lock:
+                self.stats.errors += 1
+            return status, json.dumps({"error": {"message": content, "type": "server_error"}}).encode()
+        with self.stats.lock:
+            self.stats.answered += 1
+        body = {
+            "id": f"chatcmpl-{attempt}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": payload.get("model", "fake"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": len(prompt) // 4,
+                "completion_tokens": max(1, len(content) // 4),
+                "total_tokens": len(prompt) // 4 + max(1, len(content) // 4),
+            },
+        }
+        return 200, json.dumps(body).encode()
