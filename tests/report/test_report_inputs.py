@@ -132,3 +132,15 @@ def test_bad_options(tmp_path: Path, args):
     result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "out"), *args])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_unexpected_failure_is_one_line(tmp_path: Path, monkeypatch):
+    import rescue_bench.report.build as build
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("something broke")
+
+    monkeypatch.setattr(build, "compute_report", boom)
+    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "unexpected RuntimeError", "something broke")

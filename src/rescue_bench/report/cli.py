@@ -1,8 +1,9 @@
 """``rescue report`` and ``rescue agreement``: thin typer commands over :mod:`rescue_bench.report`.
 
-Conventions as in ``rescue data``: bad input (a missing run folder, no summary.json or results, a
-malformed JSONL line, a bad ratings CSV) is one line ``error: file:line: message`` on stderr and exit
-code 2; a traceback is never shown (``RESCUE_DEBUG=1`` shows one for an unexpected failure).
+Conventions of :mod:`rescue_bench.clikit`: bad input (a missing run folder, no summary.json or
+results, a malformed JSONL line, a bad ratings CSV) is one line ``error: file:line: message`` on
+stderr and exit code 2; a traceback is never shown (``RESCUE_DEBUG=1`` shows one for an unexpected
+failure).
 
 ``rescue agreement HUMAN.csv RUN_DIR`` is shorthand for ``rescue agreement score HUMAN.csv RUN_DIR``;
 ``rescue agreement sample RUN_DIR --n 100 --out FILE.csv`` writes the sample for human raters.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, TypeVar
@@ -21,18 +21,15 @@ import click
 import typer
 from typer.core import TyperGroup
 
-EXIT_BAD_INPUT = 2
+from rescue_bench.clikit import fail, no_traceback
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
-    return typer.Exit(code)
-
-
 def _guarded(func: F) -> F:
-    """Bad input -> one error line and exit 2; anything unexpected -> one line and exit 1."""
+    """Bad input -> ``error: file:line: message`` and exit 2 (:mod:`rescue_bench.clikit` conventions)."""
 
+    @no_traceback
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from rescue_bench.data.load import DataError
@@ -40,18 +37,12 @@ def _guarded(func: F) -> F:
 
         try:
             return func(*args, **kwargs)
-        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort, KeyboardInterrupt):
-            raise
         except ReportInputError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         except DataError as exc:
             first = str(exc.problems[0]) if exc.problems else str(exc)
             more = f" (+{len(exc.problems) - 1} more; see `rescue data validate`)" if len(exc.problems) > 1 else ""
-            raise _fail(first.removeprefix("error: ") + more) from None
-        except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
-            if os.environ.get("RESCUE_DEBUG"):
-                raise
-            raise _fail(f"unexpected {type(exc).__name__}: {exc} (set RESCUE_DEBUG=1 for a traceback)", 1) from None
+            raise fail(first.removeprefix("error: ") + more) from None
 
     return wrapper  # type: ignore[return-value]
 
