@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rescue_bench.labels import SCENARIOS
+from rescue_bench.labels import SCENARIOS, TASKS
 from rescue_bench.metrics import binary_metrics, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
 
@@ -148,7 +148,8 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str
     for r in records:
         by_task.setdefault(r["task"], []).append(r)
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for task, items in by_task.items():
+    for task in sorted(by_task, key=lambda t: TASKS.index(t) if t in TASKS else len(TASKS)):
+        items = by_task[task]
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
             chosen = items if scenario == "both" else [r for r in items if r["scenario"] == scenario]

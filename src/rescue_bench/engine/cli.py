@@ -35,17 +35,23 @@ def _fmt(value: Any) -> str:
 
 
 def print_summary(summary: dict[str, Any], title: str) -> None:
-    """The summary as one rich table: a row per task and scenario."""
+    """The summary as one small rich table per task: a row per scenario, a column per metric."""
     from rescue_bench.scoring import HEADLINE
 
-    table = Table(title=title, show_lines=False)
-    for col in ("task", "scenario", "n", "invalid", "metrics"):
-        table.add_column(col, justify="left" if col in ("task", "scenario", "metrics") else "right")
+    console.print(f"[bold]{title}[/bold]")
     for task, per in summary.items():
+        table = Table(title=task.upper(), title_justify="left", show_edge=False)
+        table.add_column("scenario")
+        for col in ("n", "invalid", *HEADLINE[task]):
+            table.add_column(col, justify="right")
         for scenario, metrics in per.items():
-            shown = "  ".join(f"{m}={_fmt(metrics.get(m))}" for m in HEADLINE[task])
-            table.add_row(task, scenario, str(metrics["n"]), _fmt(metrics["invalid_rate"]), shown)
-    console.print(table)
+            table.add_row(
+                scenario,
+                str(metrics["n"]),
+                _fmt(metrics["invalid_rate"]),
+                *(_fmt(metrics.get(m)) for m in HEADLINE[task]),
+            )
+        console.print(table)
 
 
 @no_traceback
