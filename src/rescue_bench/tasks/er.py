@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from rescue_bench.data.models import Clip, Emotion, Row
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id, pick_evenly, project_row, word_count
+from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly, project_row, word_count
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -53,23 +53,16 @@ def build_er(clip: Clip, options: BuildOptions) -> list[Instance]:
         if item is not None:
             eligible.append((i, item))
     window = options.window("er")
-    out = []
-    for i, item in pick_evenly(eligible, options.er_max_per_clip):
-        row = clip.rows[i]
-        out.append(
-            Instance(
-                id=instance_id("er", clip.sample_id, i + 1),
-                task="er",
-                sample_id=clip.sample_id,
-                scenario=clip.scenario,
-                row=i + 1,
-                n_rows=n_rows,
-                gold={"emotion": (item.emotion_description or "").strip(), "intensity": integer_intensity(item.intensity)},
-                participants=clip.clients,
-                mode=options.mode,
-                context=context_rows(clip.rows, i, window, options.mode),
-                current=project_row(row, i + 1, options.mode),
-                client=row.speaker,
-            )
+    return [
+        make_instance(
+            clip,
+            "er",
+            i,
+            {"emotion": (item.emotion_description or "").strip(), "intensity": integer_intensity(item.intensity)},
+            window,
+            options.mode,
+            current=project_row(clip.rows[i], i + 1, options.mode),
+            client=clip.rows[i].speaker,
         )
-    return out
+        for i, item in pick_evenly(eligible, options.er_max_per_clip)
+    ]

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rescue_bench.data.models import Row
+from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import CUE_MODES
 
 T = TypeVar("T")
@@ -196,3 +196,35 @@ class Instance(BaseModel):
     def model_input(self) -> dict[str, Any]:
         """Everything a prompt may use: the instance without its gold and bookkeeping fields."""
         return self.model_dump(exclude={"gold", "id", "sample_id", "row", "n_rows"}, exclude_none=True)
+
+
+def make_instance(
+    clip: Clip,
+    task: TaskName,
+    position: int,
+    gold: Any,
+    window: int,
+    mode: CueMode,
+    *,
+    context_end: int | None = None,
+    **fields: Any,
+) -> Instance:
+    """An instance of ``task`` about the row at 0-based ``position`` of ``clip``.
+
+    Fills what every task shares (neutral id, clip, row, participants, cue mode, and as context the
+    ``window`` rows before ``context_end``, which defaults to ``position``: the row itself is not
+    shown); ``fields`` adds the task's own (candidates, current row, client, support target).
+    """
+    return Instance(
+        id=instance_id(task, clip.sample_id, position + 1),
+        task=task,
+        sample_id=clip.sample_id,
+        scenario=clip.scenario,
+        row=position + 1,
+        n_rows=len(clip.rows),
+        gold=gold,
+        participants=clip.clients,
+        mode=mode,
+        context=context_rows(clip.rows, position if context_end is None else context_end, window, mode),
+        **fields,
+    )

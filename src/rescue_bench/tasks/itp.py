@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import ITP_LABELS
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id, pick_evenly
+from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -29,22 +29,8 @@ def build_itp(clip: Clip, options: BuildOptions) -> list[Instance]:
     n = min(len(pos), len(neg))
     picked = sorted([(k, "yes") for k in pick_evenly(pos, n)] + [(k, "no") for k in pick_evenly(neg, n)])
     window = options.window("itp")
-    out = []
-    for k, gold in picked:
-        row = k + 1
-        out.append(
-            Instance(
-                id=instance_id("itp", clip.sample_id, row),
-                task="itp",
-                sample_id=clip.sample_id,
-                scenario=clip.scenario,
-                row=row,
-                n_rows=len(clip.rows),
-                gold=gold,
-                candidates=list(ITP_LABELS),
-                participants=clip.clients,
-                mode=options.mode,
-                context=context_rows(clip.rows, k + 1, window, options.mode),
-            )
-        )
-    return out
+    # the instance is about row k, and the model sees the rows up to and including k
+    return [
+        make_instance(clip, "itp", k, gold, window, options.mode, context_end=k + 1, candidates=list(ITP_LABELS))
+        for k, gold in picked
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import patterns
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id
+from rescue_bench.tasks.instance import Instance, make_instance
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -25,21 +25,6 @@ def build_rpp(clip: Clip, options: BuildOptions) -> list[Instance]:
             gold = row.pattern
         else:
             continue
-        if gold not in labels:
-            continue
-        out.append(
-            Instance(
-                id=instance_id("rpp", clip.sample_id, i + 1),
-                task="rpp",
-                sample_id=clip.sample_id,
-                scenario=clip.scenario,
-                row=i + 1,
-                n_rows=len(clip.rows),
-                gold=gold,
-                candidates=list(labels),
-                participants=clip.clients,
-                mode=options.mode,
-                context=context_rows(clip.rows, i, window, options.mode),
-            )
-        )
+        if gold in labels:
+            out.append(make_instance(clip, "rpp", i, gold, window, options.mode, candidates=list(labels)))
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import strategies
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id
+from rescue_bench.tasks.instance import Instance, make_instance
 from rescue_bench.tasks.options import BuildOptions
 from rescue_bench.tasks.stp import strategy_type, support_rows
 
@@ -22,19 +22,6 @@ def build_ssp(clip: Clip, options: BuildOptions) -> list[Instance]:
         if gold not in labels:
             continue
         out.append(
-            Instance(
-                id=instance_id("ssp", clip.sample_id, i + 1),
-                task="ssp",
-                sample_id=clip.sample_id,
-                scenario=clip.scenario,
-                row=i + 1,
-                n_rows=len(clip.rows),
-                gold=gold,
-                candidates=list(labels),
-                participants=clip.clients,
-                mode=options.mode,
-                context=context_rows(clip.rows, i, window, options.mode),
-                support_target=target,
-            )
+            make_instance(clip, "ssp", i, gold, window, options.mode, candidates=list(labels), support_target=target)
         )
     return out

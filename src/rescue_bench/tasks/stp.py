@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import THERAPIST
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id
+from rescue_bench.tasks.instance import Instance, make_instance
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -63,18 +63,6 @@ def build_stp(clip: Clip, options: BuildOptions) -> list[Instance]:
     window = options.window("stp")
     candidates = target_candidates(clip)
     return [
-        Instance(
-            id=instance_id("stp", clip.sample_id, i + 1),
-            task="stp",
-            sample_id=clip.sample_id,
-            scenario=clip.scenario,
-            row=i + 1,
-            n_rows=len(clip.rows),
-            gold=target,
-            candidates=candidates,
-            participants=clip.clients,
-            mode=options.mode,
-            context=context_rows(clip.rows, i, window, options.mode),
-        )
+        make_instance(clip, "stp", i, target, window, options.mode, candidates=candidates)
         for i, target in support_rows(clip)
     ]

@@ -8,7 +8,7 @@ speaker and whose target and viewpoint are non-empty; all such items are the gol
 from __future__ import annotations
 
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.tasks.instance import Instance, context_rows, instance_id, pick_evenly, project_row
+from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly, project_row
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -31,23 +31,16 @@ def build_vp(clip: Clip, options: BuildOptions) -> list[Instance]:
         if gold:
             eligible.append((i, gold))
     window = options.window("vp")
-    out = []
-    for i, gold in pick_evenly(eligible, options.vp_max_per_clip):
-        row = clip.rows[i]
-        out.append(
-            Instance(
-                id=instance_id("vp", clip.sample_id, i + 1),
-                task="vp",
-                sample_id=clip.sample_id,
-                scenario=clip.scenario,
-                row=i + 1,
-                n_rows=len(clip.rows),
-                gold=gold,
-                participants=clip.clients,
-                mode=options.mode,
-                context=context_rows(clip.rows, i, window, options.mode),
-                current=project_row(row, i + 1, options.mode),
-                client=row.speaker,
-            )
+    return [
+        make_instance(
+            clip,
+            "vp",
+            i,
+            gold,
+            window,
+            options.mode,
+            current=project_row(clip.rows[i], i + 1, options.mode),
+            client=clip.rows[i].speaker,
         )
-    return out
+        for i, gold in pick_evenly(eligible, options.vp_max_per_clip)
+    ]
