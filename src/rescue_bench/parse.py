@@ -965,6 +965,11 @@ def parse_judge(raw: Any, lo: int = 1, hi: int = 5) -> ParsedAnswer:
             value = bare
         else:
             return _bad("no JSON answer" if payload is None else f"missing key 'score' in {_short(payload)}")
+    return _check_score(value, lo, hi)
+
+
+def _check_score(value: Any, lo: int, hi: int) -> ParsedAnswer:
+    """``value`` as an integer score in ``lo..hi`` (the judge scale rules), else invalid."""
     number = _number(value)
     if number is None:
         return _bad(f"score {_short(value)} is not a number")
@@ -976,3 +981,29 @@ def parse_judge(raw: Any, lo: int = 1, hi: int = 5) -> ParsedAnswer:
     if not lo <= number <= hi:
         return _bad(f"score {_short(value)} is outside {lo}-{hi}")
     return _ok(int(number))
+
+
+VP_RUBRIC_KEYS = ("target_score", "viewpoint_score")
+VP_RUBRIC_RANGES = {"target_score": (0, 2), "viewpoint_score": (0, 4)}
+
+
+def parse_vp_rubric(raw: Any) -> ParsedAnswer:
+    """Parse the authors' VP rubric ``{"target_score": 0-2, "viewpoint_score": 0-4}``.
+
+    The prediction is ``{"target_score": int, "viewpoint_score": int}``; both parts follow the judge
+    scale rules of :func:`parse_judge` (integers in range, no rounding).
+    """
+    if _is_empty(raw):
+        return _bad("empty answer")
+    payload = extract_json(raw, VP_RUBRIC_KEYS)
+    if not isinstance(payload, dict):
+        return _bad("no JSON answer")
+    parts = {}
+    for key in VP_RUBRIC_KEYS:
+        if key not in payload:
+            return _bad(f"missing key {key!r} in {_short(payload)}")
+        checked = _check_score(payload[key], *VP_RUBRIC_RANGES[key])
+        if not checked.valid:
+            return _bad(f"{key}: {checked.error}")
+        parts[key] = checked.prediction
+    return _ok(parts)

@@ -92,6 +92,21 @@ def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = 
     return out
 
 
+AUTHORS_RUBRIC_MAX = 6
+"""The authors' VP rubric: target correctness 0-2 plus viewpoint correctness 0-4."""
+
+
+def with_authors_judge(record: dict[str, Any], parts: dict[str, int] | None, flagged: bool = False) -> dict[str, Any]:
+    """``record`` scored with the authors' VP rubric: ``judge_authors`` = target + viewpoint (0-6).
+
+    Invalid answers and judge replies that never fit the rubric score 0, the rubric's lowest value.
+    """
+    if not record["valid"] or parts is None:
+        return dict(record, judge_authors=0, judge_authors_parts=None, judge_flagged=flagged or None)
+    total = parts["target_score"] + parts["viewpoint_score"]
+    return dict(record, judge_authors=total, judge_authors_parts=parts, judge_flagged=flagged)
+
+
 def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
     """The (prediction, reference) texts BERTScore compares for a valid ER/VP record, else ``None``.
 
@@ -136,10 +151,13 @@ def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, floa
             "score": _mean(r["score"] for r in records),
             "bertscore": _mean(r["bertscore"] for r in records),
         }
-    return {
+    out = {
         "judge": _mean(r["judge_score"] for r in records),
         "bertscore": _mean(r["bertscore"] for r in records),
     }
+    if any("judge_authors" in r for r in records):
+        out["judge_authors"] = _mean(r.get("judge_authors") for r in records)
+    return out
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -154,7 +172,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str
         for scenario in SUMMARY_SCENARIOS:
             chosen = items if scenario == "both" else [r for r in items if r["scenario"] == scenario]
             metrics = task_metrics(task, chosen)
-            metrics = {m: metrics.get(m) for m in HEADLINE[task]}
+            metrics = {m: metrics.get(m) for m in (*HEADLINE[task], *(k for k in metrics if k not in HEADLINE[task]))}
             metrics["n"] = len(chosen)
             metrics["invalid_rate"] = (sum(not r["valid"] for r in chosen) / len(chosen)) if chosen else None
             out[task][scenario] = metrics

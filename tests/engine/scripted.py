@@ -95,6 +95,10 @@ class Scripted:
         with self.lock:
             self.judge_calls += 1
         first = messages[1].get("content", "") if len(messages) > 1 else user
+        if "Score two parts" in str(first):  # the authors' VP rubric
+            parts = {"target_score": _h(str(first), "t") % 3, "viewpoint_score": _h(str(first), "v") % 5}
+            self._remember("judge:" + str(first), parts)
+            return json.dumps(parts)
         score = 1 + _h(str(first), "judge") % 5
         reask = len(messages) > 2
         if not reask and _h(str(first), "judgebad") % 4 == 0:

@@ -115,3 +115,30 @@ def test_unknown_task_exit_2(tmp_path):
     result = runner.invoke(app, ["eval", "--tasks", "itp,xyz", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "xyz" in result.output
+
+
+def test_vp_authors_rubric(isolated_env):
+    scripted = Scripted()
+    with FakeOpenAI(scripted) as server:
+        result = _run(server, isolated_env / "a", "--tasks", "vp", "--vp-rubric", "authors")
+        assert result.exit_code == 0, result.output
+    records = _records(isolated_env / "a")
+    assert records
+    judged = {k[len("judge:"):]: v for k, v in scripted.intent.items() if k.startswith("judge:")}
+    for r in records:
+        assert r["judge_score"] is None or not r["valid"]
+        if not r["valid"]:
+            assert r["judge_authors"] == 0
+            continue
+        parts = r["judge_authors_parts"]
+        assert parts in judged.values()
+        assert r["judge_authors"] == parts["target_score"] + parts["viewpoint_score"]
+        assert 0 <= r["judge_authors"] <= 6
+    summary = json.loads((isolated_env / "a" / "summary.json").read_text())
+    mean = sum(r["judge_authors"] for r in records) / len(records)
+    assert summary["vp"]["both"]["judge_authors"] == pytest.approx(mean)
+
+
+def test_vp_rubric_must_be_known(tmp_path):
+    result = runner.invoke(app, ["eval", "--vp-rubric", "other", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "--vp-rubric" in result.output

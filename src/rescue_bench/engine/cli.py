@@ -58,6 +58,7 @@ def print_summary(summary: dict[str, Any], title: str) -> None:
 def eval_command(
     model: str = typer.Option("baseline/majority", "--model", "-m", help="inspect_ai model, e.g. openai/gpt-4o or baseline/majority."),
     judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model for ER/VP (none: judge scores left empty)."),
+    vp_rubric: str = typer.Option("default", "--vp-rubric", help="VP judge rubric: default (1-5) or authors (the authors' 0-2 target + 0-4 viewpoint, reported as judge_authors 0-6)."),
     data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Release JSONL or per-clip folder (repeatable); default: the bundled demo."),
     tasks: str = typer.Option("all", "--tasks", "-t", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp."),
     mode: str = typer.Option("dialogue", "--mode", help="Cue mode: dialogue, audio, visual or audiovisual."),
@@ -79,6 +80,8 @@ def eval_command(
     from rescue_bench.data.load import DataError
     from rescue_bench.tasks import parse_tasks
 
+    if vp_rubric not in ("default", "authors"):
+        _fail(f"--vp-rubric must be default or authors (got {vp_rubric!r})")
     if mode not in CUE_MODES:
         _fail(f"--mode must be one of {', '.join(CUE_MODES)} (got {mode!r})")
     try:
@@ -95,6 +98,7 @@ def eval_command(
     settings = EvalSettings(
         model=model,
         judge=judge,
+        vp_rubric=vp_rubric,
         data=[str(p) for p in data] if data else None,
         tasks=task_list,
         mode=mode,

@@ -10,6 +10,7 @@ answers; judge answers are cached by inspect_ai like any other model call.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,9 +22,9 @@ from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from rescue_bench.data.load import load_clips
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, register_instances
-from rescue_bench.parse import parse_judge
+from rescue_bench.parse import parse_judge, parse_vp_rubric
 from rescue_bench.prompts import judge_prompt, render
-from rescue_bench.scoring import base_record, with_judge
+from rescue_bench.scoring import base_record, with_authors_judge, with_judge
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
 
 CACHE = CachePolicy(expiry=None)
@@ -51,27 +52,39 @@ def instance_sample(instance: Instance) -> Sample:
     )
 
 
+async def _ask(judge: str, prompt: Any, parse: Any) -> tuple[Any, bool]:
+    """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``."""
+    from rescue_bench.engine.run import provider_args
+
+    # the base URL is part of inspect_ai's memo key, so a judge never outlives a changed endpoint
+    base_url = os.environ.get("OPENAI_BASE_URL") if judge.startswith("openai/") else None
+    model = get_model(judge, base_url=base_url, **provider_args(judge))
+    messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
+    output = await model.generate(messages, cache=CACHE)
+    parsed = parse(output.completion)
+    if parsed.valid:
+        return parsed.prediction, False
+    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
+    output = await model.generate(messages, cache=CACHE)
+    parsed = parse(output.completion)
+    return (parsed.prediction, False) if parsed.valid else (None, True)
+
+
 async def judge_score(judge: str, record: dict[str, Any], client: str | None) -> tuple[int, bool]:
     """Ask ``judge`` for a 1-5 score of a valid ER/VP record: ``(score, flagged)``.
 
     An answer that is not an integer 1-5 is asked again once; if it still is not, the score is 1 and
     the record is flagged.
     """
-    from rescue_bench.engine.run import provider_args
-
-    model = get_model(judge, **provider_args(judge))
     prompt = judge_prompt(record["task"], record["gold"], record["prediction"], client)
-    messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
-    output = await model.generate(messages, cache=CACHE)
-    parsed = parse_judge(output.completion)
-    if parsed.valid:
-        return int(parsed.prediction), False
-    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
-    output = await model.generate(messages, cache=CACHE)
-    parsed = parse_judge(output.completion)
-    if parsed.valid:
-        return int(parsed.prediction), False
-    return 1, True
+    value, flagged = await _ask(judge, prompt, parse_judge)
+    return (1, True) if value is None else (int(value), flagged)
+
+
+async def judge_authors(judge: str, record: dict[str, Any], client: str | None) -> tuple[dict[str, int] | None, bool]:
+    """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
+    prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
+    return await _ask(judge, prompt, parse_vp_rubric)
 
 
 def primary_value(record: dict[str, Any]) -> float:
@@ -87,15 +100,24 @@ def primary_value(record: dict[str, Any]) -> float:
 
 
 @scorer(metrics=[mean()])
-def rescue_scorer(judge: str | None = None):
-    """Parse the answer per SPEC section 5; judge valid ER/VP answers with ``judge`` when given."""
+def rescue_scorer(judge: str | None = None, vp_rubric: str = "default"):
+    """Parse the answer per SPEC section 5; judge valid ER/VP answers with ``judge`` when given.
+
+    ``vp_rubric="authors"`` scores VP with the authors' 0-2 + 0-4 rubric (``judge_authors``, 0-6)
+    instead of the 1-5 judge score.
+    """
 
     async def score(state: TaskState, target: Target) -> Score:
         inst = state.metadata
         output = state.output
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
-        if judge and record["valid"] and record["task"] in ("er", "vp"):
+        if judge and record["task"] == "vp" and vp_rubric == "authors":
+            parts, flagged = (None, False)
+            if record["valid"]:
+                parts, flagged = await judge_authors(judge, record, inst.get("client"))
+            record = with_authors_judge(record, parts, flagged)
+        elif judge and record["valid"] and record["task"] in ("er", "vp"):
             value, flagged = await judge_score(judge, record, inst.get("client"))
             record = with_judge(record, value, flagged)
         return Score(value=primary_value(record), answer=raw, explanation=record["error"], metadata={"record": record})
@@ -124,6 +146,7 @@ def rescue_task(
     repair_mojibake: bool = False,
     cache: bool = True,
     temperature: float | None = 0.0,
+    vp_rubric: str = "default",
 ) -> Task:
     """An inspect task for ``task_name`` over ``data`` (paths; the bundled demo when ``None``)."""
     if instances is None:
@@ -135,10 +158,10 @@ def rescue_task(
     return Task(
         dataset=MemoryDataset([instance_sample(i) for i in instances], name=f"rescue_{task_name}"),
         solver=answer(cache=cache),
-        scorer=rescue_scorer(judge=judge),
+        scorer=rescue_scorer(judge=judge, vp_rubric=vp_rubric),
         config=GenerateConfig(temperature=temperature),
         name=f"rescue_{task_name}",
-        metadata={"rescue_task": task_name, "mode": mode, "context": context, "judge": judge},
+        metadata={"rescue_task": task_name, "mode": mode, "context": context, "judge": judge, "vp_rubric": vp_rubric},
     )
 
 

@@ -38,6 +38,7 @@ class EvalSettings(BaseModel):
 
     model: str = "baseline/majority"
     judge: str | None = None
+    vp_rubric: str = "default"
     data: list[str] | None = None
     tasks: list[str] = Field(default_factory=lambda: list(TASKS))
     mode: str = "dialogue"
@@ -81,14 +82,15 @@ def use_cache_dir() -> str | None:
 
 def judge_fingerprint() -> str:
     """A hash of the judge prompts, recorded so judged numbers say which rubric made them."""
-    from rescue_bench.prompts.render import ER_RUBRIC, JUDGE_SYSTEM, VP_RUBRIC
+    from rescue_bench.prompts.render import ER_RUBRIC, JUDGE_SYSTEM, VP_RUBRIC, VP_RUBRIC_AUTHORS
 
-    text = "\n".join([JUDGE_SYSTEM, ER_RUBRIC, VP_RUBRIC])
+    text = "\n".join([JUDGE_SYSTEM, ER_RUBRIC, VP_RUBRIC, VP_RUBRIC_AUTHORS])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _records_from_logs(logs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from rescue_bench.scoring import base_record
+def _records_from_logs(logs: Sequence[Any], vp_rubric: str = "default") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Result records of every sample; a sample that failed (no answer after retries) is invalid."""
+    from rescue_bench.scoring import base_record, with_authors_judge
 
     records: list[dict[str, Any]] = []
     usage: dict[str, Any] = {}
@@ -108,6 +110,8 @@ def _records_from_logs(logs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[
             else:
                 record = base_record(sample.metadata, None)
                 record["error"] = f"no answer: {sample.error.message}" if sample.error else "no answer"
+                if record["task"] == "vp" and vp_rubric == "authors":
+                    record = with_authors_judge(record, None)
                 records.append(record)
     return records, usage
 
@@ -179,6 +183,7 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
                 context=settings.context,
                 cache=settings.cache and not is_baseline,
                 temperature=settings.temperature,
+                vp_rubric=settings.vp_rubric,
             )
         )
     (out / "results").mkdir(parents=True, exist_ok=True)
@@ -203,7 +208,7 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
         raise RunInterrupted("interrupted") from exc
     if any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted("cancelled")
-    records, usage = _records_from_logs(logs)
+    records, usage = _records_from_logs(logs, settings.vp_rubric)
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
     # one canonical order (task, clip, row): the summary is computed from the records exactly as
     # they are written, so anyone recomputing it from results/ gets the same floats
