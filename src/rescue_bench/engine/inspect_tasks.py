@@ -10,7 +10,6 @@ answers; judge answers are cached by inspect_ai like any other model call.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,11 +53,9 @@ def instance_sample(instance: Instance) -> Sample:
 
 async def _ask(judge: str, prompt: Any, parse: Any) -> tuple[Any, bool]:
     """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``."""
-    from rescue_bench.engine.run import provider_args
+    from rescue_bench.engine.run import endpoint, provider_args
 
-    # the base URL is part of inspect_ai's memo key, so a judge never outlives a changed endpoint
-    base_url = os.environ.get("OPENAI_BASE_URL") if judge.startswith("openai/") else None
-    model = get_model(judge, base_url=base_url, **provider_args(judge))
+    model = get_model(judge, base_url=endpoint(judge), **provider_args(judge))
     messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
     output = await model.generate(messages, cache=CACHE)
     parsed = parse(output.completion)

@@ -72,6 +72,15 @@ def provider_args(model: str) -> dict[str, Any]:
     return {}
 
 
+def endpoint(model: str) -> str | None:
+    """The base URL ``openai/<name>`` talks to, read when the run starts.
+
+    Passed to inspect_ai explicitly because it memoizes model clients by base URL: a process that
+    runs twice against different endpoints (tests, notebooks) must not reuse the first client.
+    """
+    return os.environ.get("OPENAI_BASE_URL") if model.startswith("openai/") else None
+
+
 def use_cache_dir() -> str | None:
     """Point inspect_ai's response cache at ``RESCUE_CACHE_DIR`` when that is set."""
     cache_dir = os.environ.get("RESCUE_CACHE_DIR")
@@ -196,6 +205,7 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
         logs = inspect_eval(
             tasks,
             model=settings.model,
+            model_base_url=endpoint(settings.model),
             model_args=model_args,
             log_dir=str(out / "logs"),
             display=display,  # type: ignore[arg-type]
