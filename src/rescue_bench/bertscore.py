@@ -52,7 +52,11 @@ def _scorer(backbone: str, layers: int | None):  # pragma: no cover - thin wrapp
 def bertscore_f1(
     predictions: Sequence[str], references: Sequence[str], *, backbone: str | None = None, layers: int | None = None
 ) -> list[float]:
-    """BERTScore F1 of each prediction against its reference (same length lists)."""
+    """BERTScore F1 of each prediction against its reference (same length lists).
+
+    Values are capped at 1.0: float32 rounding in the model's cosine sums can put an exact match a
+    hair above 1 (``1.0000001``), which is not a valid F1.
+    """
     if len(predictions) != len(references):
         raise ValueError("predictions and references differ in length")
     if not predictions:
@@ -60,4 +64,4 @@ def bertscore_f1(
     backbone = backbone or default_backbone()
     scorer = _scorer(backbone, layers if layers is not None else _layers(backbone))
     _, _, f1 = scorer.score(list(predictions), list(references), batch_size=64)
-    return [float(x) for x in f1.tolist()]
+    return [min(1.0, float(x)) for x in f1.tolist()]
