@@ -7,6 +7,10 @@ instance and clip counts per task and scenario beside the paper's Table 6. On th
 exit status 1. Bad input is reported without a traceback: data problems one per line, exit 2; an
 unknown task, cue mode or context size in one line, exit 2.
 
+``rescue tasks export --format chat`` writes the same instances as chat examples (the prompt
+``rescue eval`` sends, then the gold answer in the answer contract) with a clip-grouped ``fold`` per
+example, for fine-tuning and cross-validation; see :mod:`rescue_bench.tasks.export`.
+
 The group is a real command group (it has a callback), so further commands can join ``build``.
 """
 
@@ -158,3 +162,83 @@ def build(
             raise typer.Exit(EXIT_MISMATCH)
     else:
         console.print("[green]all counts match Table 6[/green]")
+
+
+@app.command("export")
+def export(
+    out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl chat examples into (created if needed)."),
+    export_format: str = typer.Option("chat", "--format", help="Export format; only 'chat' for now."),
+    data: Optional[list[Path]] = typer.Option(  # noqa: UP007 - typer needs Optional here
+        None,
+        "--data",
+        help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo.",
+    ),
+    tasks: str = typer.Option("all", "--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all')."),
+    mode: str = typer.Option("dialogue", "--mode", help="Cues shown: dialogue, audio, visual or audiovisual."),
+    context: Optional[int] = typer.Option(  # noqa: UP007
+        None,
+        "--context",
+        help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP.",
+    ),
+    folds: int = typer.Option(
+        5, "--folds", help="Number of clip-grouped folds; 'fold' = stable hash of the clip id mod this."
+    ),
+    repair_mojibake: bool = typer.Option(
+        False, "--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before exporting."
+    ),
+) -> None:
+    """Export instances as chat examples (prompt + gold answer in the answer contract), with clip folds.
+
+    Each line of DIR/<task>.jsonl is {"id", "task", "sample_id", "scenario", "fold", "messages"}: the system and user messages 'rescue eval' sends, then the gold as the assistant's JSON answer (for RPP/STP/SSP a ranking holding the single known gold label).
+
+    All instances of a clip share a fold in every task, so training on folds != k never sees a clip of test fold k.
+    """
+    from rescue_bench.data.load import DataError, load_clips
+    from rescue_bench.labels import CUE_MODES
+    from rescue_bench.tasks.build import build_all, parse_tasks
+    from rescue_bench.tasks.export import FORMATS, chat_examples
+    from rescue_bench.tasks.options import BuildOptions
+
+    fmt = export_format.strip().lower()
+    if fmt not in FORMATS:
+        raise _fail(f"unknown format {export_format!r}; expected one of {', '.join(FORMATS)}")
+    try:
+        selected = parse_tasks(tasks)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    mode = mode.strip().lower()
+    if mode not in CUE_MODES:
+        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+    if context is not None and context < -1:
+        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
+    if folds < 2:
+        raise _fail(f"--folds must be at least 2, got {folds}")
+
+    try:
+        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
+    except DataError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was exported", err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+
+    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
+    instances = build_all(clips, selected, options)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot create {out}: {exc.strerror or exc}") from None
+    for task, items in instances.items():
+        examples = chat_examples(items, folds=folds)
+        path = out / f"{task}.jsonl"
+        try:
+            with path.open("w", encoding="utf-8") as handle:
+                for example in examples:
+                    handle.write(json.dumps(example, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+        per_fold = [sum(1 for e in examples if e["fold"] == k) for k in range(folds)]
+        typer.echo(
+            f"wrote {len(examples)} {task.upper()} chat examples to {path} "
+            f"(per fold: {' '.join(map(str, per_fold))})"
+        )
