@@ -25,7 +25,7 @@ from rescue_bench.report import figures as F
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import Run, run_data_paths
-from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+from rescue_bench.scoring import SUMMARY_SCENARIOS
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95

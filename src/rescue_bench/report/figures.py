@@ -98,13 +98,13 @@ def position_accuracy_plot(series: Sequence[tuple[str, dict[str, dict[str, Any]]
         ax.set_xticks(x, [f"{10 * i}" if i % 2 == 0 else "" for i in x])
         ax.set_ylim(-2, 102)
         ax.set_title(scenario)
+        ax.set_xlabel("position in clip (row / rows, %)")
         ax.grid(axis="y", alpha=0.3)
         _style(ax)
     axes[0, 0].set_ylabel("RPP top-1 accuracy (%)")
-    fig.supxlabel("relative position in the clip: upper edge of the 10% bin (row / rows, %)", fontsize=FONT + 1)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside upper center", ncols=min(3, len(labels)), fontsize=FONT, frameon=False)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize=FONT, frameon=False)
     fig.suptitle("RPP accuracy by relative dialogue position (bands: ±1 standard error)", fontsize=FONT + 2)
     return _save(fig, path)
 
