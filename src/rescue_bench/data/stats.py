@@ -27,10 +27,8 @@ Definitions (the paper does not spell them out; these are the project's choices)
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from importlib import resources
 from typing import Any
 
 from rescue_bench.data.models import Clip, Row
@@ -255,8 +253,9 @@ def dataset_stats(clips: Iterable[Clip]) -> dict[str, dict[str, Any]]:
 
 def paper_table3() -> dict[str, dict[str, float]]:
     """The paper's Table 3 per scope, under *our* key names (``rows`` rather than ``turns``)."""
-    text = resources.files("rescue_bench.data").joinpath("reference/paper_reference.json").read_text("utf-8")
-    table = json.loads(text)["table3_dataset"]
+    from rescue_bench.reference import table3
+
+    table = table3()
     return {
         scope: {ours: table[scope][theirs] for ours, theirs in PAPER_KEY_NAMES.items() if theirs in table[scope]}
         for scope in SCOPES
