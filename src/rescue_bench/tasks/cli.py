@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -108,31 +108,9 @@ def build(
     """Build instance sets and compare their sizes with the paper's Table 6."""
     from rich.console import Console
 
-    from rescue_bench.data.load import DataError, load_clips
-    from rescue_bench.labels import CUE_MODES
-    from rescue_bench.tasks.build import build_all, instance_counts, is_full_release, parse_tasks
-    from rescue_bench.tasks.options import BuildOptions
+    from rescue_bench.tasks.build import instance_counts, is_full_release
 
-    try:
-        selected = parse_tasks(tasks)
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    mode = mode.strip().lower()
-    if mode not in CUE_MODES:
-        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
-    if context is not None and context < -1:
-        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
-
-    try:
-        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
-    except DataError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was built", err=True)
-        raise typer.Exit(EXIT_INPUT) from None
-
-    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
-    instances = build_all(clips, selected, options)
+    clips, instances = _load_and_build(data, tasks, mode, context, repair_mojibake, "built")
 
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -193,37 +171,14 @@ def export(
 
     All instances of a clip share a fold in every task, so training on folds != k never sees a clip of test fold k.
     """
-    from rescue_bench.data.load import DataError, load_clips
-    from rescue_bench.labels import CUE_MODES
-    from rescue_bench.tasks.build import build_all, parse_tasks
     from rescue_bench.tasks.export import FORMATS, chat_examples
-    from rescue_bench.tasks.options import BuildOptions
 
     fmt = export_format.strip().lower()
     if fmt not in FORMATS:
         raise _fail(f"unknown format {export_format!r}; expected one of {', '.join(FORMATS)}")
-    try:
-        selected = parse_tasks(tasks)
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    mode = mode.strip().lower()
-    if mode not in CUE_MODES:
-        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
-    if context is not None and context < -1:
-        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
     if folds < 2:
         raise _fail(f"--folds must be at least 2, got {folds}")
-
-    try:
-        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
-    except DataError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was exported", err=True)
-        raise typer.Exit(EXIT_INPUT) from None
-
-    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
-    instances = build_all(clips, selected, options)
+    _, instances = _load_and_build(data, tasks, mode, context, repair_mojibake, "exported")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -242,3 +197,32 @@ def export(
             f"wrote {len(examples)} {task.upper()} chat examples to {path} "
             f"(per fold: {' '.join(map(str, per_fold))})"
         )
+
+
+def _load_and_build(
+    data: Optional[list[Path]], tasks: str, mode: str, context: Optional[int], repair_mojibake: bool, verb: str  # noqa: UP007
+) -> tuple[list[Any], dict[str, list[Any]]]:
+    """Check the shared options, load the clips and build the instances; bad input exits 2."""
+    from rescue_bench.data.load import DataError, load_clips
+    from rescue_bench.labels import CUE_MODES
+    from rescue_bench.tasks.build import build_all, parse_tasks
+    from rescue_bench.tasks.options import BuildOptions
+
+    try:
+        selected = parse_tasks(tasks)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    mode = mode.strip().lower()
+    if mode not in CUE_MODES:
+        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+    if context is not None and context < -1:
+        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
+    try:
+        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
+    except DataError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was {verb}", err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
+    return clips, build_all(clips, selected, options)
