@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -126,4 +127,13 @@ def eval_command(
     except (ValueError, KeyError, ImportError, OSError) as exc:
         _fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
+    judged = [t for t in ("er", "vp") if t in summary]
+    if judged and not judge:
+        console.print(f"note: no --judge given, so {'/'.join(t.upper() for t in judged)} judge scores are empty", highlight=False)
+    run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
+    if judged and bertscore and not run.get("bertscore_backbone"):
+        console.print(
+            "note: BERTScore skipped (install the extra: pip install torch==2.13.0 'rescue-bench[bertscore]')",
+            highlight=False,
+        )
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False)
