@@ -561,3 +561,15 @@ def usage_rows(name: str, info: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def per_label_union(per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]]) -> tuple[list[str], dict[str, int]]:
+    """Gold labels across runs' per-label results, in first-seen order, with each label's instance count."""
+    labels: list[str] = []
+    n: dict[str, int] = {}
+    for _, per in per_run:
+        for label, entry in per.items():
+            if label not in n:
+                labels.append(label)
+                n[label] = entry["n"]
+    return labels, n

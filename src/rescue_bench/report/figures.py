@@ -16,6 +16,8 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from rescue_bench.report.analysis import per_label_union
+
 WIDTH = 6.5
 DPI = 150
 FONT = 8
@@ -172,13 +174,7 @@ def per_label_accuracy_plot(
     paper: dict[str, float] | None = None,
 ) -> Path:
     """Grouped bars: RPP top-1 accuracy per gold label, a bar per run (paper's average as a marker)."""
-    labels: list[str] = []
-    n: dict[str, int] = {}
-    for _, per in per_run:
-        for label, entry in per.items():
-            if label not in n:
-                labels.append(label)
-                n[label] = entry["n"]
+    labels, n = per_label_union(per_run)
     fig, axes = _figure(3.2)
     ax = axes[0, 0]
     k = max(1, len(per_run))

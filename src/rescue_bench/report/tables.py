@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rescue_bench.report.analysis import per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 
 MISSING = "–"
@@ -335,13 +336,7 @@ def per_label_table(
 ) -> Table:
     """Rows: gold labels; columns: instances, then each run's top-1 accuracy on that label (and the
     paper's average over models where given)."""
-    labels: list[str] = []
-    n: dict[str, int] = {}
-    for _, per in per_run:
-        for label, entry in per.items():
-            if label not in n:
-                labels.append(label)
-                n[label] = entry["n"]
+    labels, n = per_label_union(per_run)
     header = [("", "Gold label"), ("", "n")] + [("", f"{run} acc.") for run, _ in per_run]
     if paper is not None:
         header.append(("", "paper avg. over models"))
