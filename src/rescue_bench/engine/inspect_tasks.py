@@ -51,37 +51,46 @@ def instance_sample(instance: Instance) -> Sample:
     )
 
 
-async def _ask(judge: str, prompt: Any, parse: Any) -> tuple[Any, bool]:
-    """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``."""
+async def _ask(judge: str, prompt: Any, parse: Any, attempt_timeout: int | None = None) -> tuple[Any, bool]:
+    """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``.
+
+    ``attempt_timeout`` is passed explicitly: inspect_ai hands the judge (not the model under
+    evaluation) the eval's retry settings but not its per-attempt timeout.
+    """
     from rescue_bench.engine.run import endpoint, provider_args
 
     model = get_model(judge, base_url=endpoint(judge), **provider_args(judge))
+    config = GenerateConfig(attempt_timeout=attempt_timeout)
     messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
-    output = await model.generate(messages, cache=CACHE)
+    output = await model.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
     messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
-    output = await model.generate(messages, cache=CACHE)
+    output = await model.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
     return (parsed.prediction, False) if parsed.valid else (None, True)
 
 
-async def judge_score(judge: str, record: dict[str, Any], client: str | None) -> tuple[int, bool]:
+async def judge_score(
+    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None
+) -> tuple[int, bool]:
     """Ask ``judge`` for a 1-5 score of a valid ER/VP record: ``(score, flagged)``.
 
     An answer that is not an integer 1-5 is asked again once; if it still is not, the score is 1 and
     the record is flagged.
     """
     prompt = judge_prompt(record["task"], record["gold"], record["prediction"], client)
-    value, flagged = await _ask(judge, prompt, parse_judge)
+    value, flagged = await _ask(judge, prompt, parse_judge, attempt_timeout)
     return (1, True) if value is None else (int(value), flagged)
 
 
-async def judge_authors(judge: str, record: dict[str, Any], client: str | None) -> tuple[dict[str, int] | None, bool]:
+async def judge_authors(
+    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None
+) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await _ask(judge, prompt, parse_vp_rubric)
+    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout)
 
 
 def primary_value(record: dict[str, Any]) -> float:
@@ -96,12 +105,20 @@ def primary_value(record: dict[str, Any]) -> float:
     return float(record["judge_score"] or 0.0)
 
 
+COLLECTED: dict[str, dict[str, dict[str, Any]]] = {}
+"""Records of the running ``rescue eval``, by collector key then instance id (see ``rescue_scorer``)."""
+
+
 @scorer(metrics=[mean()])
-def rescue_scorer(judge: str | None = None, vp_rubric: str = "default"):
+def rescue_scorer(
+    judge: str | None = None, vp_rubric: str = "default", attempt_timeout: int | None = None, collect: str | None = None
+):
     """Parse the answer per SPEC section 5; judge valid ER/VP answers with ``judge`` when given.
 
     ``vp_rubric="authors"`` scores VP with the authors' 0-2 + 0-4 rubric (``judge_authors``, 0-6)
-    instead of the 1-5 judge score.
+    instead of the 1-5 judge score. With ``collect``, each record is also kept in
+    ``COLLECTED[collect]`` (when the caller opened that key), so ``rescue eval`` takes its results
+    from memory instead of reading every sample back from the logs.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -112,11 +129,13 @@ def rescue_scorer(judge: str | None = None, vp_rubric: str = "default"):
         if judge and record["task"] == "vp" and vp_rubric == "authors":
             parts, flagged = (None, False)
             if record["valid"]:
-                parts, flagged = await judge_authors(judge, record, inst.get("client"))
+                parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout)
             record = with_authors_judge(record, parts, flagged)
         elif judge and record["valid"] and record["task"] in ("er", "vp"):
-            value, flagged = await judge_score(judge, record, inst.get("client"))
+            value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout)
             record = with_judge(record, value, flagged)
+        if collect is not None and collect in COLLECTED:
+            COLLECTED[collect][record["id"]] = record
         return Score(value=primary_value(record), answer=raw, explanation=record["error"], metadata={"record": record})
 
     return score
@@ -144,6 +163,8 @@ def rescue_task(
     cache: bool = True,
     temperature: float | None = 0.0,
     vp_rubric: str = "default",
+    attempt_timeout: int | None = None,
+    collect: str | None = None,
 ) -> Task:
     """An inspect task for ``task_name`` over ``data`` (paths; the bundled demo when ``None``)."""
     if instances is None:
@@ -155,7 +176,7 @@ def rescue_task(
     return Task(
         dataset=MemoryDataset([instance_sample(i) for i in instances], name=f"rescue_{task_name}"),
         solver=answer(cache=cache),
-        scorer=rescue_scorer(judge=judge, vp_rubric=vp_rubric),
+        scorer=rescue_scorer(judge=judge, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, collect=collect),
         config=GenerateConfig(temperature=temperature),
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "judge": judge, "vp_rubric": vp_rubric},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,8 +30,22 @@ class ServerStats:
     requests: int = 0
     answered: int = 0
     errors: int = 0
+    stalled: int = 0
+    garbled: int = 0
+    in_flight: int = 0
+    """Requests being handled right now (received, answer not yet sent)."""
+    peak_in_flight: int = 0
+    """The most requests ever handled at the same time: the client's real concurrency."""
     prompt_chars: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+GARBAGE_BODIES = (
+    b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0, "mess',
+    b"<html><body>502 Bad Gateway</body></html>",
+    b"\x00\xff\xfe not json at all",
+)
+"""Bodies of a broken proxy or a cut connection, sent with status 200."""
 
 
 def _stable_fraction(text: str, salt: str) -> float:
@@ -42,9 +57,12 @@ class FakeOpenAI:
     """An OpenAI-compatible server on ``127.0.0.1`` (``base_url`` ends in ``/v1``).
 
     ``error_rate``: share of requests answered with an HTTP error from ``error_codes`` (chosen per
-    attempt, so a retry can succeed). ``stall_rate`` / ``stall_seconds``: share of requests that wait
-    before answering. ``latency``: seconds added to every answer. ``record_prompts`` keeps every
-    prompt's text (for prefix-reuse measurements).
+    attempt, so a retry can succeed). ``garbage_rate``: share of requests answered ``200 OK`` with a body
+    that is not a chat completion (truncated JSON, HTML, binary; per attempt too). ``stall_rate`` /
+    ``stall_seconds``: share of prompts whose *first* attempt waits before answering (a retry is
+    answered at once). ``latency``: seconds added to every answer. ``record_prompts`` keeps every
+    prompt's text (for prefix-reuse measurements). ``stats`` counts requests, answers, errors, stalls,
+    garbled bodies and the peak number of requests in flight.
     """
 
     def __init__(
@@ -54,6 +72,7 @@ class FakeOpenAI:
         latency: float = 0.0,
         error_rate: float = 0.0,
         error_codes: tuple[int, ...] = (429, 500, 502, 503),
+        garbage_rate: float = 0.0,
         stall_rate: float = 0.0,
         stall_seconds: float = 0.0,
         record_prompts: bool = False,
@@ -63,12 +82,14 @@ class FakeOpenAI:
         self.latency = latency
         self.error_rate = error_rate
         self.error_codes = error_codes
+        self.garbage_rate = garbage_rate
         self.stall_rate = stall_rate
         self.stall_seconds = stall_seconds
         self.record_prompts = record_prompts
         self.seed = seed
         self.stats = ServerStats()
         self._attempt = 0
+        self._attempts_of: dict[int, int] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -88,7 +109,11 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                payload = json.loads(self.rfile.read(length) or b"{}")
+                try:
+                    payload = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError:  # a client that died mid-request: nothing to answer
+                    self._send(400, b'{"error": {"message": "bad request body"}}')
+                    return
                 status, body = owner._handle(payload)
                 self._send(status, body)
 
@@ -101,7 +126,14 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # a client killed or interrupted mid-request (the tests do that on purpose) resets
+                # its connections: not worth a traceback on stderr; anything else still gets one
+                if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+                    super().handle_error(request, client_address)
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -126,15 +158,33 @@ class FakeOpenAI:
 
     # -- requests --------------------------------------------------------------------------------
     def _handle(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+        with self.stats.lock:
+            self.stats.in_flight += 1
+            self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
+        try:
+            return self._answer(payload)
+        except Exception as exc:  # a responder bug is an HTTP 500, never a dropped connection
+            with self.stats.lock:
+                self.stats.errors += 1
+            return 500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode()
+        finally:
+            with self.stats.lock:
+                self.stats.in_flight -= 1
+
+    def _answer(self, payload: dict[str, Any]) -> tuple[int, bytes]:
         messages = payload.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         with self.stats.lock:
             self.stats.requests += 1
             self._attempt += 1
             attempt = self._attempt
+            key = hash(prompt)
+            self._attempts_of[key] = tries = self._attempts_of.get(key, 0) + 1
             if self.record_prompts:
                 self.stats.prompt_chars.append(prompt)
-        if self.stall_rate and _stable_fraction(prompt, self.seed + "stall") < self.stall_rate and attempt % 2:
+        if self.stall_rate and tries == 1 and _stable_fraction(prompt, self.seed + "stall") < self.stall_rate:
+            with self.stats.lock:
+                self.stats.stalled += 1
             time.sleep(self.stall_seconds)
         if self.latency:
             time.sleep(self.latency)
@@ -143,6 +193,10 @@ class FakeOpenAI:
             with self.stats.lock:
                 self.stats.errors += 1
             return code, json.dumps({"error": {"message": f"injected {code}", "type": "server_error"}}).encode()
+        if self.garbage_rate and _stable_fraction(f"{prompt}{attempt}", self.seed + "garbage") < self.garbage_rate:
+            with self.stats.lock:
+                self.stats.garbled += 1
+            return 200, GARBAGE_BODIES[attempt % len(GARBAGE_BODIES)]
         status, content = self.responder(messages)
         if status != 200:
             with self.stats.lock:

@@ -1,0 +1,82 @@
+"""Stopping a run half way (kill -9, Ctrl-C) and resuming it with the same command.
+
+``rescue eval`` runs as a real subprocess against the loopback server. After the stop, the same
+command must finish the run while repeating at most the calls that were in flight when it stopped:
+every finished call is in the response cache. Bound checked: requests of the second run <=
+calls of a whole run - calls answered before the stop + ``--max-connections``.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from rescue_bench.testing import FakeOpenAI
+
+from .helpers import Responder, child_env, data_path, eval_args, expected_counts, read_records, start_eval
+
+CONNECTIONS = 8
+STOP_AFTER = 120
+"""Answered calls before the run is stopped."""
+GIVE_UP = 120.0
+"""Seconds after which a test stops waiting for a child (a guard against a hang, not an assertion)."""
+
+
+def _wait_answered(server: FakeOpenAI, proc, n: int) -> int:
+    deadline = time.monotonic() + GIVE_UP
+    while server.stats.answered < n:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended before it could be stopped (exit {proc.returncode}): {err.decode()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("the run made no progress")
+        time.sleep(0.005)
+    return server.stats.answered
+
+
+def _stop_and_resume(tmp_path: Path, sig: int) -> tuple[object, bytes, bytes, dict]:
+    data = data_path()
+    instances, judged = expected_counts(data)
+    total_calls = instances + judged  # every answer is valid: one call per instance + one judge call per ER/VP
+    out = tmp_path / "run"
+    with FakeOpenAI(Responder(), latency=0.05) as server:
+        env = child_env(server.base_url, tmp_path / "cache")
+        args = eval_args(data, out, "--max-connections", str(CONNECTIONS), "--timeout", "30")
+        proc = start_eval(env, args)
+        answered = _wait_answered(server, proc, STOP_AFTER)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=GIVE_UP)
+        first_requests = server.stats.requests
+        # a stopped run writes no results: nothing partial can be mistaken for a finished run
+        assert not list(out.glob("results/*.jsonl")) and not (out / "summary.json").exists()
+
+        again = start_eval(env, args)
+        out2, err2 = again.communicate(timeout=GIVE_UP * 3)
+        assert again.returncode == 0, err2.decode()[-2000:]
+        second_requests = server.stats.requests - first_requests
+
+    records = read_records(out)
+    assert len(records) == instances
+    assert all(r["valid"] for r in records)
+    # only the calls in flight at the stop are repeated
+    assert second_requests <= total_calls - answered + CONNECTIONS, (second_requests, total_calls, answered)
+    assert first_requests + second_requests <= total_calls + CONNECTIONS
+    return proc, stdout, stderr, {"answered": answered, "second": second_requests, "total": total_calls}
+
+
+def test_kill_9_then_same_command_resumes(tmp_path: Path) -> None:
+    proc, _, _, _ = _stop_and_resume(tmp_path, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    proc, stdout, stderr, _ = _stop_and_resume(tmp_path, signal.SIGINT)
+    err = stderr.decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Traceback" not in stdout.decode()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: run interrupted"), err
