@@ -35,6 +35,8 @@ def has_mojibake(text: str) -> bool:
     ``ftfy.fix_encoding`` only undoes mojibake, so curly quotes, HTML entities and other legitimate
     characters are never reported.
     """
+    if text.isascii():  # mojibake is made of non-ASCII characters (ftfy returns ASCII unchanged)
+        return False
     import ftfy
 
     return ftfy.fix_encoding(text) != text

@@ -9,7 +9,7 @@ from rescue_bench.data.models import Clip
 from rescue_bench.labels import SCENARIOS, TASKS
 from rescue_bench.reference import FULL_RELEASE_CLIPS, table6
 from rescue_bench.tasks.er import build_er
-from rescue_bench.tasks.instance import Instance
+from rescue_bench.tasks.instance import Instance, shared_row_views
 from rescue_bench.tasks.itp import build_itp
 from rescue_bench.tasks.options import BuildOptions
 from rescue_bench.tasks.rpp import build_rpp
@@ -49,7 +49,8 @@ def build_instances(clips: Sequence[Clip], task: str, options: BuildOptions | No
     """All instances of ``task`` over ``clips``, clip by clip in input order, rows in order."""
     options = options or BuildOptions()
     builder = BUILDERS[task]
-    return [inst for clip in clips for inst in builder(clip, options)]
+    with shared_row_views():
+        return [inst for clip in clips for inst in builder(clip, options)]
 
 
 def build_all(
