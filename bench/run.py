@@ -66,7 +66,7 @@ def measure_build(path: str, engine_gc: bool) -> None:
     from rescue_bench.tasks import build_all
 
     if engine_gc:
-        from rescue_bench.engine.run import GC_THRESHOLD
+        from rescue_bench.gcpolicy import GC_THRESHOLD
 
         gc.set_threshold(*GC_THRESHOLD)
 

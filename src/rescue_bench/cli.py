@@ -40,7 +40,14 @@ _mount()
 
 
 def main() -> None:
-    """Entry point of the ``rescue`` console script."""
+    """Entry point of the ``rescue`` console script (and of ``python -m rescue_bench.cli``)."""
+    import gc
+
+    from rescue_bench.gcpolicy import GC_THRESHOLD
+
+    # for the whole process, never lowered again: lowering them at the end would only start a full
+    # collection of everything the command built, just before the process frees it anyway
+    gc.set_threshold(*GC_THRESHOLD)
     app()
 
 

@@ -38,18 +38,44 @@ def _wait_answered(server: FakeOpenAI, proc, n: int) -> int:
     return server.stats.answered
 
 
-def _stop_and_resume(tmp_path: Path, sig: int) -> tuple[object, bytes, bytes, dict]:
+def _workers_alive(out: Path) -> list[int]:
+    """Pids of worker processes of the run writing to ``out`` (their command line names it)."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "rescue_bench.engine.workers" in text and str(out) in text:
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+def _no_workers_left(out: Path) -> bool:
+    """True when every worker is gone within 3 s (well before a surviving worker could finish)."""
+    deadline = time.monotonic() + 3
+    while _workers_alive(out):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _stop_and_resume(tmp_path: Path, sig: int, *extra: str) -> tuple[object, bytes, bytes, dict]:
     data = data_path()
     instances, judged = expected_counts(data)
     total_calls = instances + judged  # every answer is valid: one call per instance + one judge call per ER/VP
     out = tmp_path / "run"
     with FakeOpenAI(Responder(), latency=0.05) as server:
         env = child_env(server.base_url, tmp_path / "cache")
-        args = eval_args(data, out, "--max-connections", str(CONNECTIONS), "--timeout", "30")
+        args = eval_args(data, out, "--max-connections", str(CONNECTIONS), "--timeout", "30", *extra)
         proc = start_eval(env, args)
         answered = _wait_answered(server, proc, STOP_AFTER)
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=GIVE_UP)
+        # with --workers, no worker outlives the stopped run (Ctrl-C is passed on; kill -9 of the
+        # parent takes them down with it), so none can still be calling the server below
+        assert _no_workers_left(out), _workers_alive(out)
         first_requests = server.stats.requests
         # a stopped run writes no results: nothing partial can be mistaken for a finished run
         assert not list(out.glob("results/*.jsonl")) and not (out / "summary.json").exists()
@@ -68,13 +94,18 @@ def _stop_and_resume(tmp_path: Path, sig: int) -> tuple[object, bytes, bytes, di
     return proc, stdout, stderr, {"answered": answered, "second": second_requests, "total": total_calls}
 
 
-def test_kill_9_then_same_command_resumes(tmp_path: Path) -> None:
-    proc, _, _, _ = _stop_and_resume(tmp_path, signal.SIGKILL)
+WORKERS = [pytest.param((), id="one-process"), pytest.param(("--workers", "2"), id="two-workers")]
+
+
+@pytest.mark.parametrize("extra", WORKERS)
+def test_kill_9_then_same_command_resumes(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    proc, _, _, _ = _stop_and_resume(tmp_path, signal.SIGKILL, *extra)
     assert proc.returncode == -signal.SIGKILL
 
 
-def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
-    proc, stdout, stderr, _ = _stop_and_resume(tmp_path, signal.SIGINT)
+@pytest.mark.parametrize("extra", WORKERS)
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    proc, stdout, stderr, _ = _stop_and_resume(tmp_path, signal.SIGINT, *extra)
     err = stderr.decode()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Traceback" not in stdout.decode()

@@ -77,6 +77,7 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the random/prior baselines."),
     display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
     log_samples: bool = typer.Option(True, "--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the calls over (for fast endpoints, where one process is CPU-bound); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
     from rescue_bench.data.load import DataError
@@ -95,7 +96,7 @@ def eval_command(
 
         if model.split("/", 1)[1] not in BASELINES:
             _fail(f"unknown baseline {model!r}; expected one of {', '.join('baseline/' + b for b in BASELINES)}")
-    from rescue_bench.engine.run import EvalSettings, RunInterrupted, run_eval
+    from rescue_bench.engine.run import EvalSettings, RunInterrupted, WorkerFailed, run_eval
 
     settings = EvalSettings(
         model=model,
@@ -116,6 +117,7 @@ def eval_command(
         cache=not no_cache,
         seed=seed,
         log_samples=log_samples,
+        workers=workers,
         out=str(out) if out else default_out(model),
     )
     try:
@@ -124,6 +126,8 @@ def eval_command(
         for problem in exc.problems:
             err.print(str(problem), highlight=False, soft_wrap=True)
         raise typer.Exit(2)
+    except WorkerFailed as exc:
+        _fail(str(exc))
     except (RunInterrupted, KeyboardInterrupt):  # Ctrl-C inside the run, or before/after inspect_ai's part
         _fail("run interrupted; run the same command again to resume (finished calls are cached)", 130)
     except (ValueError, KeyError, ImportError, OSError) as exc:

@@ -16,29 +16,32 @@ API keys are read from the environment by the providers and never written anywhe
 Speed (see docs/benchmarks.md): the result records are collected in memory as the scorer makes them,
 not read back from the logs; inspect_ai's realtime event buffer is off (it only feeds the live sample
 view of ``inspect view`` during a run), finished samples are written to the log 100 at a time, and
-the garbage collector runs less often (``GC_THRESHOLD``).
+the garbage collector runs less often (``rescue_bench.gcpolicy``). A run against a fast endpoint
+is CPU-bound in inspect_ai's per-sample work; ``workers`` spreads it over processes
+(``rescue_bench.engine.workers``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
 import platform
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.labels import TASKS
 from rescue_bench.tasks.instance import DEFAULT_CONTEXT
 
 JUDGED = ("er", "vp")
+T = TypeVar("T")
 
 
 class EvalSettings(BaseModel):
@@ -66,11 +69,17 @@ class EvalSettings(BaseModel):
     seed: int = 0
     log_samples: bool = True
     """Write every sample (messages, events) to the inspect logs; off saves about a third of the run time."""
+    workers: int = Field(default=1, ge=1)
+    """Processes the instances are split over (``--workers``); ``max_connections`` is shared among them."""
     out: str = "rescue_runs/latest"
 
 
 class RunInterrupted(RuntimeError):
     """The run was stopped before it finished (Ctrl-C); finished calls are cached."""
+
+
+class WorkerFailed(RuntimeError):
+    """A worker process of a ``--workers N`` run failed; the message is its one-line error."""
 
 
 def provider_args(model: str) -> dict[str, Any]:
@@ -136,19 +145,6 @@ def _unscored(metadata: dict[str, Any], error: str | None, vp_rubric: str) -> di
     return record
 
 
-def _records_from_logs(logs: Sequence[Any], vp_rubric: str = "default") -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Result records of every sample read back from the logs; a sample that failed is invalid."""
-    records: list[dict[str, Any]] = []
-    for log in logs:
-        for sample in log.samples or []:
-            score = (sample.scores or {}).get("rescue_scorer")
-            if score is not None and score.metadata and "record" in score.metadata:
-                records.append(score.metadata["record"])
-            else:
-                records.append(_unscored(sample.metadata, sample.error.message if sample.error else None, vp_rubric))
-    return records, _usage(logs)
-
-
 def _gather_records(
     chosen: Sequence[Any], collected: dict[str, dict[str, Any]], logs: Sequence[Any], vp_rubric: str
 ) -> list[dict[str, Any]]:
@@ -203,47 +199,103 @@ def _write_json(path: Path, obj: Any) -> None:
     tmp.replace(path)
 
 
-GC_THRESHOLD = (50_000, 20, 100)
-"""Garbage-collector thresholds during a run (Python's default is 700, 10, 10).
+@dataclass
+class Evaluated:
+    """What evaluating a settings' instances (or one shard of them) gives back, before any output."""
 
-A run allocates millions of small, long-lived objects (clips, instances, inspect_ai samples, events
-and logs) and almost no reference cycles; with the default thresholds the collector keeps re-scanning
-them, which cost about a fifth of a run's CPU time and three quarters of building the instances of a
-large release (docs/benchmarks.md). The previous thresholds are restored when the run ends.
-"""
+    records: list[dict[str, Any]]
+    """One record per evaluated instance (the scorer's, or an invalid "no answer" record)."""
+    usage: dict[str, Any]
+    """Token usage per model (see ``merge_usage``)."""
+    statuses: list[str | None]
+    """Status of every inspect_ai log written."""
 
 
-@contextlib.contextmanager
-def _fewer_gc_passes() -> Iterator[None]:
-    old = gc.get_threshold()
-    gc.set_threshold(*(max(a, b) for a, b in zip(GC_THRESHOLD, old)))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
+def merge_usage(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Token usage per model summed over several :class:`Evaluated` (workers)."""
+    usage: dict[str, Any] = {}
+    for part in parts:
+        for model, u in part.items():
+            acc = usage.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+            for key, value in u.items():
+                acc[key] = acc.get(key, 0) + value
+    return usage
+
+
+def shard_connections(max_connections: int | None, workers: int) -> int | None:
+    """Each worker's part of ``--max-connections``: the total over all workers never exceeds it."""
+    return None if max_connections is None else max(1, max_connections // workers)
+
+
+def shard_of(items: Sequence[T], index: int, count: int) -> list[T]:
+    """Worker ``index`` of ``count``'s part of ``items``: every count-th item from the index-th on.
+
+    Interleaved rather than in blocks, so every worker gets the same mix of clips, rows and context
+    lengths and the workers finish together; the parts are disjoint and together are ``items``.
+    """
+    if not 0 <= index < count:
+        raise ValueError(f"shard {index} of {count} does not exist")
+    return list(items[index::count])
+
+
+def effective_workers(settings: EvalSettings) -> int:
+    """Worker processes a run uses: 1 for the offline baselines (no calls to spread), and never more
+    than ``--max-connections`` (every worker keeps at least one connection)."""
+    if settings.model.startswith("baseline/"):
+        return 1
+    workers = max(1, settings.workers)
+    if settings.max_connections is not None:
+        workers = min(workers, max(1, settings.max_connections))
+    return workers
 
 
 def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]:
     """Run ``settings`` end to end and write the output folder; returns the summary.
 
-    Raises :class:`rescue_bench.data.DataError` for bad data and :class:`RunInterrupted` when stopped.
+    With ``settings.workers > 1`` the instances are split over that many worker processes
+    (``rescue_bench.engine.workers``); the output is the same as with one process.
+    Raises :class:`rescue_bench.data.DataError` for bad data, :class:`RunInterrupted` when stopped
+    and :class:`WorkerFailed` when a worker process failed.
     """
-    with _fewer_gc_passes():
-        return _run_eval(settings, display)
+    from rescue_bench.data.load import load_clips
+
+    with fewer_gc_passes():
+        use_cache_dir()
+        workers = effective_workers(settings)
+        if workers > 1:
+            from rescue_bench.engine.workers import run_workers
+
+            clips = len(load_clips(settings.data, repair_mojibake=settings.repair_mojibake))  # bad data: one error, here
+            evaluated = run_workers(settings, workers, display=display)
+        else:
+            clips, evaluated = evaluate(settings, display=display)
+        return write_outputs(settings, evaluated, clips=clips, workers=workers)
 
 
-def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
-    import inspect_ai
+def evaluate(
+    settings: EvalSettings,
+    *,
+    display: str = "full",
+    shard: tuple[int, int] = (0, 1),
+    on_total: Callable[[int], None] | None = None,
+    on_record: Callable[[], None] | None = None,
+) -> tuple[int, Evaluated]:
+    """Load, build and run the instances of ``settings`` through inspect_ai; write nothing but logs.
+
+    ``shard=(k, n)``: only every n-th instance of each task from the k-th on (after ``--limit``),
+    with ``1/n`` of ``--max-connections``; the n shards together are the whole run. ``on_total`` gets
+    the number of instances to evaluate once they are built, ``on_record`` is called as each record
+    is made. Returns (clips loaded, what was evaluated).
+    """
+    import inspect_ai  # noqa: F401 - fail here, not half way, when the engine is missing
     from inspect_ai import eval as inspect_eval
 
     from rescue_bench.data.load import load_clips
-    from rescue_bench.engine.inspect_tasks import COLLECTED, rescue_task
     from rescue_bench.engine.baseline_api import register_instances
-    from rescue_bench.scoring import summarize
+    from rescue_bench.engine.inspect_tasks import COLLECTED, rescue_task
     from rescue_bench.tasks import BuildOptions, build_instances
 
-    use_cache_dir()
-    out = Path(settings.out)
+    index, count = shard
     clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
     options = BuildOptions(mode=settings.mode).with_context(settings.context)  # type: ignore[arg-type]
     is_baseline = settings.model.startswith("baseline/")
@@ -254,6 +306,7 @@ def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
         instances = build_instances(clips, name, options)
         register_instances(instances)  # baselines cross-validate over the whole set, even under --limit
         chosen = instances[: settings.limit] if settings.limit else instances
+        chosen = shard_of(chosen, index, count)
         if not chosen:
             continue
         evaluated += chosen
@@ -271,24 +324,27 @@ def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
                 collect=collect,
             )
         )
-    (out / "results").mkdir(parents=True, exist_ok=True)
+    if on_total is not None:
+        on_total(len(evaluated))
     model_args = {"seed": settings.seed} if is_baseline else provider_args(settings.model)
     gen_args: dict[str, Any] = {}
-    for key in ("max_connections", "max_retries"):
-        if getattr(settings, key) is not None:
-            gen_args[key] = getattr(settings, key)
+    connections = shard_connections(settings.max_connections, count)
+    if connections is not None:
+        gen_args["max_connections"] = connections
+    if settings.max_retries is not None:
+        gen_args["max_retries"] = settings.max_retries
     if settings.timeout is not None:
         # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
         # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
         gen_args["attempt_timeout"] = settings.timeout
-    COLLECTED[collect] = {}
+    COLLECTED[collect] = _Collector(on_record)
     try:
         logs = inspect_eval(
             tasks,
             model=settings.model,
             model_base_url=endpoint(settings.model),
             model_args=model_args,
-            log_dir=str(out / "logs"),
+            log_dir=str(Path(settings.out) / "logs"),
             display=display,  # type: ignore[arg-type]
             fail_on_error=False,
             score_display=False,
@@ -306,10 +362,37 @@ def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
     if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted("cancelled")
     records = _gather_records(evaluated, collected, logs, settings.vp_rubric)
-    usage = _usage(logs)
+    return len(clips), Evaluated(records, _usage(logs), [getattr(log, "status", None) for log in logs])
+
+
+class _Collector(dict):  # type: ignore[type-arg]
+    """``COLLECTED`` entry of a run: records by instance id, telling ``on_record`` about each new one."""
+
+    def __init__(self, on_record: Callable[[], None] | None) -> None:
+        super().__init__()
+        self._on_record = on_record
+
+    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
+        new = key not in self
+        super().__setitem__(key, value)
+        if new and self._on_record is not None:
+            self._on_record()
+
+
+def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1) -> dict[str, Any]:
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary."""
+    from importlib.metadata import version
+
+    from rescue_bench.scoring import summarize
+    from rescue_bench.tasks import BuildOptions
+
+    out = Path(settings.out)
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    records = evaluated.records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
     # one canonical order (task, clip, row): the summary is computed from the records exactly as
-    # they are written, so anyone recomputing it from results/ gets the same floats
+    # they are written, so anyone recomputing it from results/ gets the same floats (with any
+    # number of workers)
     records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
     by_task: dict[str, list[dict[str, Any]]] = {}
     for record in records:
@@ -318,6 +401,7 @@ def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
         _write_jsonl(out / "results" / f"{name}.jsonl", rows)
     summary = summarize(records)
     _write_json(out / "summary.json", summary)
+    options = BuildOptions(mode=settings.mode).with_context(settings.context)  # type: ignore[arg-type]
     context = {t: options.window(t) for t in DEFAULT_CONTEXT}
     _write_json(
         out / "run.json",
@@ -327,16 +411,17 @@ def _run_eval(settings: EvalSettings, display: str) -> dict[str, Any]:
             "judge": settings.judge,
             "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
             "context_windows": context,
-            "clips": len(clips),
+            "clips": clips,
+            "workers": workers,
             "bertscore_backbone": backbone,
-            "usage": usage,
+            "usage": evaluated.usage,
             "versions": {
                 "rescue_bench": _version(),
-                "inspect_ai": inspect_ai.__version__,
+                "inspect_ai": version("inspect_ai"),
                 "python": platform.python_version(),
             },
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "status": [getattr(log, "status", None) for log in logs],
+            "status": evaluated.statuses,
         },
     )
     return summary
