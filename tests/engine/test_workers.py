@@ -104,6 +104,8 @@ def test_two_workers_write_what_one_process_writes(isolated_env: Path) -> None:
         first = _eval(server, one, isolated_env / "cache-one", "--max-connections", "6")
         assert first.exit_code == 0, first.output
         single_requests = server.stats.requests
+        # the six tasks run at once, model and judge calls share the bound
+        assert server.stats.peak_in_flight <= 6
 
         server.stats.peak_in_flight = 0
         second = _eval(server, two, isolated_env / "cache-two", "--max-connections", "6", "--workers", "2")

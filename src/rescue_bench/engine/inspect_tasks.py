@@ -9,8 +9,9 @@ answers; judge answers are cached by inspect_ai like any other model call.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from inspect_ai import Task, task
@@ -51,7 +52,9 @@ def instance_sample(instance: Instance) -> Sample:
     )
 
 
-async def _ask(judge: str, prompt: Any, parse: Any, attempt_timeout: int | None = None) -> tuple[Any, bool]:
+async def _ask(
+    judge: str, prompt: Any, parse: Any, attempt_timeout: int | None = None, slots: str | None = None
+) -> tuple[Any, bool]:
     """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``.
 
     ``attempt_timeout`` is passed explicitly: inspect_ai hands the judge (not the model under
@@ -62,18 +65,20 @@ async def _ask(judge: str, prompt: Any, parse: Any, attempt_timeout: int | None 
     model = get_model(judge, base_url=endpoint(judge), **provider_args(judge))
     config = GenerateConfig(attempt_timeout=attempt_timeout)
     messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
-    output = await model.generate(messages, cache=CACHE, config=config)
+    async with _call_slot(slots):
+        output = await model.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
     messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
-    output = await model.generate(messages, cache=CACHE, config=config)
+    async with _call_slot(slots):
+        output = await model.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
     return (parsed.prediction, False) if parsed.valid else (None, True)
 
 
 async def judge_score(
-    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None
+    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None, slots: str | None = None
 ) -> tuple[int, bool]:
     """Ask ``judge`` for a 1-5 score of a valid ER/VP record: ``(score, flagged)``.
 
@@ -81,16 +86,16 @@ async def judge_score(
     the record is flagged.
     """
     prompt = judge_prompt(record["task"], record["gold"], record["prediction"], client)
-    value, flagged = await _ask(judge, prompt, parse_judge, attempt_timeout)
+    value, flagged = await _ask(judge, prompt, parse_judge, attempt_timeout, slots)
     return (1, True) if value is None else (int(value), flagged)
 
 
 async def judge_authors(
-    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None
+    judge: str, record: dict[str, Any], client: str | None, attempt_timeout: int | None = None, slots: str | None = None
 ) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout)
+    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, slots)
 
 
 def primary_value(record: dict[str, Any]) -> float:
@@ -108,6 +113,22 @@ def primary_value(record: dict[str, Any]) -> float:
 COLLECTED: dict[str, dict[str, dict[str, Any]]] = {}
 """Records of the running ``rescue eval``, by collector key then instance id (see ``rescue_scorer``)."""
 
+CALL_SLOTS: dict[str, Any] = {}
+"""One semaphore per running ``rescue eval`` (by collector key) that every model and judge call of
+the run holds while it runs: the bound on calls in flight over all tasks and both models, which
+lets the tasks run at the same time (inspect_ai's pools are per model, so the judge's would add
+its own ``max_connections``)."""
+
+
+@contextlib.asynccontextmanager
+async def _call_slot(key: str | None) -> AsyncIterator[None]:
+    slot = CALL_SLOTS.get(key) if key is not None else None
+    if slot is None:
+        yield
+        return
+    async with slot:
+        yield
+
 
 @scorer(metrics=[mean()])
 def rescue_scorer(
@@ -118,7 +139,8 @@ def rescue_scorer(
     ``vp_rubric="authors"`` scores VP with the authors' 0-2 + 0-4 rubric (``judge_authors``, 0-6)
     instead of the 1-5 judge score. With ``collect``, each record is also kept in
     ``COLLECTED[collect]`` (when the caller opened that key), so ``rescue eval`` takes its results
-    from memory instead of reading every sample back from the logs.
+    from memory instead of reading every sample back from the logs, and judge calls hold a slot of
+    ``CALL_SLOTS[collect]`` (when opened) while they run.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -129,10 +151,10 @@ def rescue_scorer(
         if judge and record["task"] == "vp" and vp_rubric == "authors":
             parts, flagged = (None, False)
             if record["valid"]:
-                parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout)
+                parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, collect)
             record = with_authors_judge(record, parts, flagged)
         elif judge and record["valid"] and record["task"] in ("er", "vp"):
-            value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout)
+            value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, collect)
             record = with_judge(record, value, flagged)
         if collect is not None and collect in COLLECTED:
             COLLECTED[collect][record["id"]] = record
@@ -142,12 +164,16 @@ def rescue_scorer(
 
 
 @solver
-def answer(cache: bool = True):
-    """One model call per instance, cached (no tools, no retries beyond the provider's)."""
+def answer(cache: bool = True, slots: str | None = None):
+    """One model call per instance, cached (no tools, no retries beyond the provider's).
+
+    With ``slots``, the call holds a slot of ``CALL_SLOTS[slots]`` while it runs.
+    """
     gen = generate(cache=CACHE if cache else False)
 
     async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
-        return await gen(state, generate_fn)
+        async with _call_slot(slots):
+            return await gen(state, generate_fn)
 
     return solve
 
@@ -175,7 +201,7 @@ def rescue_task(
     register_instances(instances)
     return Task(
         dataset=MemoryDataset([instance_sample(i) for i in instances], name=f"rescue_{task_name}"),
-        solver=answer(cache=cache),
+        solver=answer(cache=cache, slots=collect),
         scorer=rescue_scorer(judge=judge, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, collect=collect),
         config=GenerateConfig(temperature=temperature),
         name=f"rescue_{task_name}",

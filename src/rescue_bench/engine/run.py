@@ -292,7 +292,7 @@ def evaluate(
 
     from rescue_bench.data.load import load_clips
     from rescue_bench.engine.baseline_api import register_instances
-    from rescue_bench.engine.inspect_tasks import COLLECTED, rescue_task
+    from rescue_bench.engine.inspect_tasks import CALL_SLOTS, COLLECTED, rescue_task
     from rescue_bench.tasks import BuildOptions, build_instances
 
     index, count = shard
@@ -331,6 +331,12 @@ def evaluate(
     connections = shard_connections(settings.max_connections, count)
     if connections is not None:
         gen_args["max_connections"] = connections
+        # the six tasks run at the same time under one bound on calls in flight (model and judge
+        # together): sequential tasks left the CPU idle at each task's tail and start
+        import anyio
+
+        CALL_SLOTS[collect] = anyio.Semaphore(connections)
+        gen_args["max_tasks"] = max(1, len(tasks))
     if settings.max_retries is not None:
         gen_args["max_retries"] = settings.max_retries
     if settings.timeout is not None:
@@ -358,6 +364,7 @@ def evaluate(
         raise RunInterrupted("interrupted") from exc
     finally:
         collected = COLLECTED.pop(collect, {})
+        CALL_SLOTS.pop(collect, None)
     # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only
     if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted("cancelled")
