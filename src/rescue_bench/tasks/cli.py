@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -35,6 +35,21 @@ EXIT_MISMATCH = 1
 """``--strict`` on the full release and the counts differ from Table 6."""
 EXIT_INPUT = 2
 """Bad data, or an unknown task / cue mode / context size."""
+
+# the options ``build`` and ``export`` share (checked in one place, ``_load_and_build``)
+DataOption = Annotated[
+    Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
+    typer.Option("--data", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
+]
+TasksOption = Annotated[str, typer.Option("--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")]
+ModeOption = Annotated[str, typer.Option("--mode", help="Cues shown: dialogue, audio, visual or audiovisual.")]
+ContextOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--context", help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP."),
+]
+RepairOption = Annotated[
+    bool, typer.Option("--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before building the instances.")
+]
 
 
 @app.callback()
@@ -86,21 +101,11 @@ def count_table(rows: list[CountRow], *, full_release: bool, n_clips: int) -> Ta
 @app.command("build")
 def build(
     out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl files into (created if needed)."),
-    data: Optional[list[Path]] = typer.Option(  # noqa: UP007 - typer needs Optional here
-        None,
-        "--data",
-        help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo.",
-    ),
-    tasks: str = typer.Option("all", "--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all')."),
-    mode: str = typer.Option("dialogue", "--mode", help="Cues shown: dialogue, audio, visual or audiovisual."),
-    context: Optional[int] = typer.Option(  # noqa: UP007
-        None,
-        "--context",
-        help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP.",
-    ),
-    repair_mojibake: bool = typer.Option(
-        False, "--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before building."
-    ),
+    data: DataOption = None,
+    tasks: TasksOption = "all",
+    mode: ModeOption = "dialogue",
+    context: ContextOption = None,
+    repair_mojibake: RepairOption = False,
     strict: bool = typer.Option(
         False, "--strict", help="On the full release (191 clips), exit 1 when any count differs from Table 6."
     ),
@@ -146,24 +151,14 @@ def build(
 def export(
     out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl chat examples into (created if needed)."),
     export_format: str = typer.Option("chat", "--format", help="Export format; only 'chat' for now."),
-    data: Optional[list[Path]] = typer.Option(  # noqa: UP007 - typer needs Optional here
-        None,
-        "--data",
-        help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo.",
-    ),
-    tasks: str = typer.Option("all", "--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all')."),
-    mode: str = typer.Option("dialogue", "--mode", help="Cues shown: dialogue, audio, visual or audiovisual."),
-    context: Optional[int] = typer.Option(  # noqa: UP007
-        None,
-        "--context",
-        help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP.",
-    ),
+    data: DataOption = None,
+    tasks: TasksOption = "all",
+    mode: ModeOption = "dialogue",
+    context: ContextOption = None,
     folds: int = typer.Option(
         5, "--folds", help="Number of clip-grouped folds; 'fold' = stable hash of the clip id mod this."
     ),
-    repair_mojibake: bool = typer.Option(
-        False, "--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before exporting."
-    ),
+    repair_mojibake: RepairOption = False,
 ) -> None:
     """Export instances as chat examples (prompt + gold answer in the answer contract), with clip folds.
 
