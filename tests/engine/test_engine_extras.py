@@ -106,6 +106,21 @@ def test_no_bertscore_leaves_it_empty(isolated_env):
     assert json.loads((out / "run.json").read_text())["bertscore_backbone"] is None
 
 
+def test_missing_bertscore_says_how_to_install_it(isolated_env, monkeypatch):
+    import rescue_bench.bertscore as bs
+
+    def unavailable() -> str:
+        raise bs.BertScoreUnavailable("no backbone here")
+
+    monkeypatch.setattr(bs, "default_backbone", unavailable)
+    out = isolated_env / "nobackbone"
+    result = _eval("--tasks", "er", "--model", "baseline/majority", "--limit", "3", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "pip install torch==2.13.0 'rescue-bench[bertscore]'" in flat, result.output
+    assert all(r["bertscore"] is None for r in _records(out))
+
+
 # -- the judge re-ask rule ---------------------------------------------------------------------------
 
 KINDS = ("garbage", "bad2", "bad1", "ok")

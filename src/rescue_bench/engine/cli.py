@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.clikit import fail, no_traceback
@@ -39,7 +40,7 @@ def print_summary(summary: dict[str, Any], title: str) -> None:
     """The summary as one small rich table per task: a row per scenario, a column per metric."""
     from rescue_bench.scoring import HEADLINE
 
-    console.print(f"[bold]{title}[/bold]")
+    console.print(f"[bold]{escape(title)}[/bold]")
     for task, per in summary.items():
         table = Table(title=task.upper(), title_justify="left", show_edge=False)
         table.add_column("scenario")
@@ -124,7 +125,7 @@ def eval_command(
         summary = run_eval(settings, display=display)
     except DataError as exc:
         for problem in exc.problems:
-            err.print(str(problem), highlight=False, soft_wrap=True)
+            err.print(str(problem), highlight=False, soft_wrap=True, markup=False)
         raise typer.Exit(2)
     except WorkerFailed as exc:
         _fail(str(exc))
@@ -141,5 +142,6 @@ def eval_command(
         console.print(
             "note: BERTScore skipped (install the extra: pip install torch==2.13.0 'rescue-bench[bertscore]')",
             highlight=False,
+            markup=False,  # "[bertscore]" is not a rich tag
         )
-    console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False)
+    console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)

@@ -127,7 +127,7 @@ def build(
         with path.open("w", encoding="utf-8") as handle:
             for inst in items:
                 handle.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
-        console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True, markup=False)
 
     rows = instance_counts(instances)
     full = is_full_release(clips)
