@@ -225,7 +225,7 @@ def rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             f"full run, {r['clips']} clips / {r['instances']} instances, {r['workers']['requests']} requests at "
             f"{r['env']['latency']} s latency, --max-connections {r['env']['max_connections']}, `--workers {workers}`",
         ),
-        *([_run_row(r, "lean", f"the same with `--no-log-samples` (no per-sample inspect logs)")] if "lean" in r else []),
+        *([_run_row(r, "lean", "the same with `--no-log-samples` (no per-sample inspect logs)")] if "lean" in r else []),
         _run_row(r, "full", f"the same in one process (no `--workers`; {full['requests']} requests)"),
         (
             f"the same command again (`--workers {workers}`)",

@@ -121,17 +121,14 @@ def judge_fingerprint() -> str:
 
 def _usage(logs: Sequence[Any]) -> dict[str, Any]:
     """Token usage per model, summed over the logs (headers only: no sample is loaded)."""
-    usage: dict[str, Any] = {}
+    parts = []
     for log in logs:
-        if log.stats and log.stats.model_usage:
-            for model, u in log.stats.model_usage.items():
-                acc = usage.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
-                acc["input_tokens"] += u.input_tokens or 0
-                acc["output_tokens"] += u.output_tokens or 0
-                acc["total_tokens"] += u.total_tokens or 0
-                if getattr(u, "total_cost", None) is not None:
-                    acc["total_cost"] = acc.get("total_cost", 0.0) + u.total_cost
-    return usage
+        for model, u in (log.stats.model_usage if log.stats and log.stats.model_usage else {}).items():
+            part = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0, "total_tokens": u.total_tokens or 0}
+            if getattr(u, "total_cost", None) is not None:
+                part["total_cost"] = u.total_cost
+            parts.append({model: part})
+    return merge_usage(parts)
 
 
 def _unscored(metadata: dict[str, Any], error: str | None, vp_rubric: str) -> dict[str, Any]:
@@ -287,7 +284,6 @@ def evaluate(
     the number of instances to evaluate once they are built, ``on_record`` is called as each record
     is made. Returns (clips loaded, what was evaluated).
     """
-    import inspect_ai  # noqa: F401 - fail here, not half way, when the engine is missing
     from inspect_ai import eval as inspect_eval
 
     from rescue_bench.data.load import load_clips
