@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rescue_bench.testing import ValidAnswers
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_DIR = REPO.parent / "shared" / "data" / "rescue_real"
@@ -63,38 +64,8 @@ def write_scaled(clips: list[dict[str, Any]], dest: Path, *, copies: int | None 
 # the model behind the fake server: always a valid answer, in the contract of each task
 # --------------------------------------------------------------------------------------------------
 
-_TASK = re.compile(r"Task: ([a-z ]+)\.")
-
-
-def _listed(user: str, prefix: str) -> list[str]:
-    for line in user.splitlines():
-        if line.startswith(prefix):
-            return [x.strip() for x in line[len(prefix):].split(",") if x.strip()]
-    return []
-
-
-def responder(messages: list[dict[str, Any]]) -> tuple[int, str]:
-    """A valid answer to every RESCUE-Bench prompt and judge request (no thinking involved)."""
-    if not messages:
-        return 400, "no messages"
-    system = str(messages[0].get("content", ""))
-    user = str(messages[-1].get("content", ""))
-    if "careful rater" in system:
-        return 200, '{"score": 4}'
-    match = _TASK.search(system)
-    name = match.group(1) if match else ""
-    if name.startswith("intervention"):
-        return 200, '{"answer": "yes"}'
-    for prefix in ("Labels: ", "Candidates: ", "Strategies: "):
-        listed = _listed(user, prefix)
-        if listed:
-            return 200, json.dumps({"ranking": listed[:3]})
-    if name.startswith("emotion"):
-        return 200, '{"emotion": "hurt and unheard", "intensity": 6}'
-    if name.startswith("viewpoint"):
-        others = [o for o in _listed(user, "Other participants: ") if o != "Therapist"] or ["Therapist"]
-        return 200, json.dumps({"viewpoints": [{"target": o, "viewpoint": "feels let down"} for o in others]})
-    return 200, "unrecognised prompt"
+responder = ValidAnswers()
+"""A valid answer to every RESCUE-Bench prompt and judge request (no thinking involved)."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from rescue_bench.testing.answers import ValidAnswers, is_judge
 
 REAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rescue_real"
 """Real lines of the release, beside the repository (read, never copied into it)."""
@@ -37,13 +38,6 @@ def expected_counts(path: Path, limit: int | None = None) -> tuple[int, int]:
     return sum(n.values()), n["er"] + n["vp"]
 
 
-def _listed(user: str, prefix: str) -> list[str]:
-    for line in user.splitlines():
-        if line.startswith(prefix):
-            return [x.strip() for x in line[len(prefix):].split(",") if x.strip()]
-    return []
-
-
 def _share(text: str, salt: str) -> float:
     return int(hashlib.sha256(f"{salt}|{text}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
@@ -58,31 +52,15 @@ class Responder:
     def __init__(self, garbage: float = 0.0) -> None:
         self.garbage = garbage
         self.garbage_prompts: set[str] = set()
+        self._valid = ValidAnswers(judge_score=3, itp="no", emotion="tense and guarded", intensity=4, viewpoint="doubts them")
 
     def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
-        if not messages:
-            return 400, "no messages"
-        system = str(messages[0].get("content", ""))
-        user = str(messages[-1].get("content", ""))
-        if "careful rater" in system:
-            return 200, '{"score": 3}'
-        if self.garbage and _share(user, "garbage") < self.garbage:
-            self.garbage_prompts.add(user)
-            return 200, GARBAGE
-        task = re.search(r"Task: ([a-z ]+)\.", system)
-        name = task.group(1) if task else ""
-        if name.startswith("intervention"):
-            return 200, '{"answer": "no"}'
-        for prefix in ("Labels: ", "Candidates: ", "Strategies: "):
-            listed = _listed(user, prefix)
-            if listed:
-                return 200, json.dumps({"ranking": listed[:3]})
-        if name.startswith("emotion"):
-            return 200, '{"emotion": "tense and guarded", "intensity": 4}'
-        if name.startswith("viewpoint"):
-            others = [o for o in _listed(user, "Other participants: ") if o != "Therapist"] or ["Therapist"]
-            return 200, json.dumps({"viewpoints": [{"target": o, "viewpoint": "doubts them"} for o in others]})
-        return 200, "unrecognised prompt"
+        if messages and not is_judge(messages) and self.garbage:
+            user = str(messages[-1].get("content", ""))
+            if _share(user, "garbage") < self.garbage:
+                self.garbage_prompts.add(user)
+                return 200, GARBAGE
+        return self._valid(messages)
 
 
 def read_records(out: Path) -> list[dict[str, Any]]:
