@@ -152,6 +152,9 @@ def test_cis_contain_the_point_estimate(report_dir: Path):
     assert "Couple (12 clips)" in header and "Family (4 clips)" in header and "Both (16 clips)" in header
     md = (report_dir / "tables" / "headline_ci.md").read_text()
     assert "majority-class share" in md
+    # STP also shows the majority role's share, with the role named in each of the three scenarios
+    role_row = next(line for line in md.splitlines() if "majority-role share" in line)
+    assert role_row.count(" (individual)") + role_row.count(" (group)") == 3, role_row
 
 
 def test_cis_shrink_with_more_clips(tmp_path: Path):

@@ -223,6 +223,18 @@ def paper_rows_table11(table11: dict[str, dict[str, dict[str, float]]], scenario
 # ------------------------------------------------------------------------------------------------
 
 
+def _share_cells(per_scenario: dict[str, Any], share_key: str, name_key: str) -> list[str]:
+    """One cell per scenario: the share as a percentage, then the majority's name in brackets."""
+    cells = []
+    for scenario in SUMMARY_SCENARIOS:
+        m = per_scenario.get(scenario) or {}
+        text = fmt(m.get(share_key), "pct")
+        if m.get(name_key) is not None:
+            text += f" ({m[name_key]})"
+        cells.append(text)
+    return cells
+
+
 def ci_table(
     runs: Sequence[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]],
     clips: dict[str, int],
@@ -254,23 +266,9 @@ def ci_table(
                 kind = metric_kind(task, metric)
                 rows.append([TASK_LABELS[task], metric] + [fmt_ci(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
                 if top1.get(task) == metric and task in majority:
-                    cells = []
-                    for s in SUMMARY_SCENARIOS:
-                        m = majority[task].get(s) or {}
-                        text = fmt(m.get("share"), "pct")
-                        if m.get("label") is not None:
-                            text += f" ({m['label']})"
-                        cells.append(text)
-                    rows.append([TASK_LABELS[task], "majority-class share"] + cells)
+                    rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], "share", "label"))
                     if task == "stp":
-                        cells = []
-                        for s in SUMMARY_SCENARIOS:
-                            m = majority[task].get(s) or {}
-                            text = fmt(m.get("role_share"), "pct")
-                            if m.get("role") is not None:
-                                text += f" ({m['role']})"
-                            cells.append(text)
-                        rows.append([TASK_LABELS[task], "majority-role share"] + cells)
+                        rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
     notes = [
         f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips "
         "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
