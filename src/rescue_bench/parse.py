@@ -867,15 +867,10 @@ def parse_er(raw: Any, lo: int = 0, hi: int = 10) -> ParsedAnswer:
         return _bad(f"emotion {_short(emotion)} is not a non-empty string")
     if not has_i:
         return _bad("missing key 'intensity'")
-    number = _number(intensity)
-    if number is None:
-        return _bad(f"intensity {_short(intensity)} is not a number")
-    denom = _denominator(intensity)
-    if denom is not None and denom != hi:
-        return _bad(f"intensity {_short(intensity)} is not on a 0-{hi} scale")
-    if not lo <= number <= hi:
-        return _bad(f"intensity {_short(intensity)} is outside {lo}-{hi}")
-    return _ok({"emotion": emotion.strip(), "intensity": int(round(number))})
+    checked = _check_scaled(intensity, "intensity", lo, hi, integer=False)
+    if not checked.valid:
+        return checked
+    return _ok({"emotion": emotion.strip(), "intensity": checked.prediction})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -965,22 +960,26 @@ def parse_judge(raw: Any, lo: int = 1, hi: int = 5) -> ParsedAnswer:
             value = bare
         else:
             return _bad("no JSON answer" if payload is None else f"missing key 'score' in {_short(payload)}")
-    return _check_score(value, lo, hi)
+    return _check_scaled(value, "score", lo, hi)
 
 
-def _check_score(value: Any, lo: int, hi: int) -> ParsedAnswer:
-    """``value`` as an integer score in ``lo..hi`` (the judge scale rules), else invalid."""
+def _check_scaled(value: Any, what: str, lo: int, hi: int, *, integer: bool = True) -> ParsedAnswer:
+    """``value`` as a number on the ``lo..hi`` scale, rounded to an int (half to even), else invalid.
+
+    The scale rules of ER intensities and judge scores: a number or numeric string, a fraction only
+    over ``hi``, within ``lo..hi`` before rounding; with ``integer`` (judge scores) also whole.
+    """
     number = _number(value)
     if number is None:
-        return _bad(f"score {_short(value)} is not a number")
+        return _bad(f"{what} {_short(value)} is not a number")
     denom = _denominator(value)
     if denom is not None and denom != hi:
-        return _bad(f"score {_short(value)} is not on a {lo}-{hi} scale")
-    if number != int(number):
-        return _bad(f"score {_short(value)} is not an integer")
+        return _bad(f"{what} {_short(value)} is not on a {lo}-{hi} scale")
+    if integer and number != int(number):
+        return _bad(f"{what} {_short(value)} is not an integer")
     if not lo <= number <= hi:
-        return _bad(f"score {_short(value)} is outside {lo}-{hi}")
-    return _ok(int(number))
+        return _bad(f"{what} {_short(value)} is outside {lo}-{hi}")
+    return _ok(int(round(number)))
 
 
 VP_RUBRIC_KEYS = ("target_score", "viewpoint_score")
@@ -1002,7 +1001,7 @@ def parse_vp_rubric(raw: Any) -> ParsedAnswer:
     for key in VP_RUBRIC_KEYS:
         if key not in payload:
             return _bad(f"missing key {key!r} in {_short(payload)}")
-        checked = _check_score(payload[key], *VP_RUBRIC_RANGES[key])
+        checked = _check_scaled(payload[key], "score", *VP_RUBRIC_RANGES[key])
         if not checked.valid:
             return _bad(f"{key}: {checked.error}")
         parts[key] = checked.prediction
