@@ -14,7 +14,7 @@ from rescue_bench.data.load import demo_path, load_clips
 from rescue_bench.prompts import render
 from rescue_bench.scoring import parse_answer
 from rescue_bench.tasks import BuildOptions, build_all
-from rescue_bench.tasks.cli import app
+from rescue_bench.cli.tasks import app
 from rescue_bench.tasks.export import chat_examples, clip_fold, gold_answer
 
 runner = CliRunner()

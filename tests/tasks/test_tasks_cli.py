@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from rescue_bench.data.load import demo_path
 from rescue_bench.tasks import Instance
 from rescue_bench.tasks.build import CountRow
-from rescue_bench.tasks.cli import app, count_table
+from rescue_bench.cli.tasks import app, count_table
 from task_factories import FIVE_WORDS, emo, raw_clip, row, strat, table6_release, therapist, view, write_jsonl
 
 runner = CliRunner()

@@ -5,7 +5,7 @@ Layers: :mod:`~rescue_bench.report.runs` reads run folders; :mod:`~rescue_bench.
 :mod:`~rescue_bench.report.agreement` compute (pure functions); :mod:`~rescue_bench.report.tables`
 lays numbers out; :mod:`~rescue_bench.report.render` and :mod:`~rescue_bench.report.figures` write
 Markdown / CSV / LaTeX / HTML and PNG; :mod:`~rescue_bench.report.build` ties them together and
-:mod:`~rescue_bench.report.cli` is the command line.
+:mod:`~rescue_bench.cli.report` is the command line.
 """
 
 from rescue_bench.report.runs import ReportInputError, Run, load_run, load_runs

@@ -1,6 +1,6 @@
 """``rescue report`` and ``rescue agreement``: thin typer commands over :mod:`rescue_bench.report`.
 
-Conventions of :mod:`rescue_bench.clikit`: bad input (a missing run folder, no summary.json or
+Conventions of :mod:`rescue_bench.cli._common`: bad input (a missing run folder, no summary.json or
 results, a malformed JSONL line, a bad ratings CSV) is one line ``error: file:line: message`` on
 stderr and exit code 2; a traceback is never shown (``RESCUE_DEBUG=1`` shows one for an unexpected
 failure).
@@ -21,13 +21,13 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.clikit import fail, no_traceback
+from rescue_bench.cli._common import fail, no_traceback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _guarded(func: F) -> F:
-    """Bad input -> ``error: file:line: message`` and exit 2 (:mod:`rescue_bench.clikit` conventions)."""
+    """Bad input -> ``error: file:line: message`` and exit 2 (:mod:`rescue_bench.cli._common` conventions)."""
 
     @no_traceback
     @functools.wraps(func)

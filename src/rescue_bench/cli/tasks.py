@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from rescue_bench.clikit import fail as _fail
+from rescue_bench.cli._common import fail as _fail
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table

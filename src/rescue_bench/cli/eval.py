@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rescue_bench.clikit import fail, no_traceback
+from rescue_bench.cli._common import fail, no_traceback
 from rescue_bench.labels import CUE_MODES
 
 err = Console(stderr=True)

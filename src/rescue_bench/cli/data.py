@@ -16,9 +16,9 @@ from typing import Any, Optional, TypeVar
 
 import typer
 
-from rescue_bench.clikit import EXIT_BAD_INPUT
-from rescue_bench.clikit import fail as _fail
-from rescue_bench.clikit import no_traceback as _no_traceback
+from rescue_bench.cli._common import EXIT_BAD_INPUT
+from rescue_bench.cli._common import fail as _fail
+from rescue_bench.cli._common import no_traceback as _no_traceback
 
 MAX_SHOWN_ERRORS = 50
 """How many hard errors ``stats`` lists before pointing at ``rescue data validate``."""
