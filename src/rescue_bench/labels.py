@@ -143,6 +143,17 @@ ITP_LABELS: tuple[str, ...] = ("yes", "no")
 
 CUE_MODES: tuple[str, ...] = ("dialogue", "audio", "visual", "audiovisual")
 
+VIDEO_MODE = "video"
+"""The raw-video evaluation mode: the dialogue cues plus each shown row's video clip (needs the clips,
+``rescue eval --mode video --assets ASSETS``). Not a cue mode: it adds recordings, not annotations."""
+EVAL_MODES: tuple[str, ...] = (*CUE_MODES, VIDEO_MODE)
+"""Every ``rescue eval --mode``."""
+
+
+def cue_mode(mode: str) -> str:
+    """The cue mode whose annotated fields an evaluation mode shows (``video`` shows ``dialogue``'s)."""
+    return "dialogue" if mode == VIDEO_MODE else mode
+
 TASKS: tuple[str, ...] = ("itp", "rpp", "stp", "ssp", "er", "vp")
 TASK_NAMES: dict[str, str] = {
     "itp": "intervention time prediction",

@@ -100,6 +100,10 @@ def endpoint(model: str) -> str | None:
     Passed to inspect_ai explicitly because it memoizes model clients by base URL: a process that
     runs twice against different endpoints (tests, notebooks) must not reuse the first client.
     """
+    if model.startswith(("openai-api/", "openai-video/")) and model.count("/") >= 2:
+        # inspect_ai reads <SERVICE>_BASE_URL for these; passed explicitly for the same reason
+        service = model.split("/")[1].upper().replace("-", "_")
+        return os.environ.get(f"{service}_BASE_URL")
     return os.environ.get("OPENAI_BASE_URL") if model.startswith("openai/") else None
 
 

@@ -1,0 +1,156 @@
+"""``rescue annotate``: pre-annotation, from video segments and subtitles to draft clips.
+
+``prepare`` checks a folder of segments and writes an assets folder of manifests; ``draft`` has a
+model draft every segment as a release-format clip (inspect_ai underneath: any provider, cache,
+resume); ``clips`` cuts each row's video clip and keyframe for the review app and
+``rescue eval --mode video``. Bad input is one line per problem and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rescue_bench.cli._common import EXIT_BAD_INPUT, fail, no_traceback
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+EXIT_FAILED = 1
+"""Some segments got no draft (their calls failed after the retries); run the command again."""
+
+
+@app.callback()
+def _group() -> None:
+    """Pre-annotation: subtitles and video segments to draft clips in the release format."""
+
+
+def _problems(problems: list) -> typer.Exit:  # noqa: ANN001 - list of rescue_bench.data.Problem
+    for problem in problems:
+        typer.echo(" ".join(str(problem).split()), err=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command("prepare")
+@no_traceback
+def prepare_command(
+    src_dir: Path = typer.Argument(..., help="Folder of segments: <segment>.<mp4|mkv|webm|mov> with <segment>.srt or .vtt beside it (and optionally <segment>.json)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Assets folder to write (ASSETS/<segment>/manifest.json and the video)."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="couple or family, for segments without a <segment>.json that says."),
+    participants: Optional[str] = typer.Option(None, "--participants", help='Client names, comma-separated ("A,B"); default: the subtitles\' speakers.'),
+) -> None:
+    """Check every segment, then write one manifest per segment (nothing is written if any is bad)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from rescue_bench.annotate.prepare import PrepareError, prepare
+
+    names = [p.strip() for p in participants.split(",")] if participants is not None else None
+    try:
+        result = prepare(src_dir, out, scenario=scenario, participants=names)
+    except PrepareError as exc:
+        raise _problems(exc.problems) from None
+    console = Console()
+    table = Table(title=f"Segments in {out}", title_justify="left")
+    for col in ("segment", "scenario", "participants", "cues", "seconds", "video", "status"):
+        table.add_column(col, justify="right" if col in ("cues", "seconds") else "left")
+    for seg in result.segments:
+        m = seg.manifest
+        table.add_row(m.segment_id, m.scenario, ", ".join(m.participants), str(len(m.cues)), f"{m.duration:.1f}",
+                      "yes" if m.video else "no (subtitles only)", seg.status)
+    console.print(table)
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+
+
+@app.command("draft")
+@no_traceback
+def draft_command(
+    assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
+    model: str = typer.Option(..., "--model", "-m", help="inspect_ai model, e.g. google/gemini-2.5-pro or openai-video/<service>/<model>."),
+    media: str = typer.Option("none", "--media", help="video (the window's video), frames (keyframes, and sound where the provider takes audio) or none (subtitles only)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Drafts file (default: ASSETS/drafts.jsonl)."),
+    max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Concurrent model connections (segments drafted at once)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Draft only the first N segments (by segment id)."),
+    window_cues: int = typer.Option(40, "--window-cues", help="Cues per request; longer segments go in windows with a carried summary."),
+    max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per model call (inspect_ai default when unset)."),
+    timeout: Optional[int] = typer.Option(None, "--timeout", help="Seconds one attempt of a call may take before it is retried."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR)."),
+    log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="inspect_ai logs (default: ASSETS/.draft-logs)."),
+    display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
+) -> None:
+    """Draft every segment as a release-format clip: rows, every annotated field, provenance."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from rescue_bench.annotate.manifest import AssetsError
+    from rescue_bench.annotate.media import MediaError
+    from rescue_bench.engine.annotate import DraftInputError, DraftSettings, run_draft
+
+    settings = DraftSettings(
+        assets=str(assets), model=model, media=media, out=str(out) if out else None, window_cues=window_cues,
+        limit=limit, max_connections=max_connections, max_retries=max_retries, timeout=timeout,
+        temperature=temperature, cache=not no_cache, log_dir=str(log_dir) if log_dir else None,
+    )
+    try:
+        report = run_draft(settings, display=display)
+    except (DraftInputError, AssetsError, MediaError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("draft interrupted; run the same command again to resume (finished calls are cached)", 130) from None
+    console = Console()
+    table = Table(title=f"Drafts of {model} ({media})", title_justify="left")
+    for col in ("segments", "written", "windows", "calls", "re-asks", "rows", "problems kept", "input tokens", "output tokens"):
+        table.add_column(col, justify="right")
+    table.add_row(str(report.segments), str(len(report.written)), str(report.windows), str(report.calls), str(report.reasked),
+                  str(report.rows), str(report.problems), str(report.input_tokens), str(report.output_tokens))
+    console.print(table)
+    console.print(f"Drafts in {report.out} (check with: rescue data validate {report.out})", markup=False, highlight=False)
+    if report.failed:
+        for segment, error in report.failed:
+            typer.echo(f"error: segment {segment}: no draft: {error}", err=True)
+        typer.echo(f"error: {len(report.failed)} of {report.segments} segments have no draft; run the same command again "
+                   "to retry them (finished calls are cached)", err=True)
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("clips")
+@no_traceback
+def clips_command(
+    assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
+    data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Clips whose rows to cut (release format; default: ASSETS/drafts.jsonl). Repeatable."),
+) -> None:
+    """Cut each row's clip (ASSETS/<segment>/rows/<row>.mp4) and keyframe (.jpg); only what changed."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from rescue_bench.annotate.clips import cut_rows, plan
+    from rescue_bench.annotate.media import MediaError
+    from rescue_bench.data.load import read_paths
+    from rescue_bench.engine.annotate import DEFAULT_OUT
+
+    paths = data or [assets / DEFAULT_OUT]
+    if not assets.is_dir():
+        raise fail(f"{assets}: no such assets folder")
+    loaded = read_paths(paths)
+    if loaded.errors:
+        raise _problems(loaded.errors)
+    plans, problems = plan(assets, loaded.clips, loaded.locations)
+    if problems:
+        raise _problems(problems)
+    total = sum(len(p.jobs) for p in plans)
+    console = Console(stderr=True)
+    try:
+        with Progress(console=console, transient=True) as progress:
+            bar = progress.add_task("cutting row clips", total=total)
+            result = cut_rows(assets, plans, on_row=lambda job, was_cut: progress.advance(bar))
+    except MediaError as exc:
+        raise fail(str(exc)) from None
+    out = Console()
+    out.print(f"{result.rows} rows: {result.cut} clips cut, {result.unchanged} unchanged, {result.removed} stale clips removed",
+              markup=False, highlight=False)
+    if result.subtitles_only:
+        out.print(f"note: no video, so no clips, for {len(result.subtitles_only)} segment(s): {', '.join(result.subtitles_only)}",
+                  markup=False, highlight=False)
