@@ -150,12 +150,12 @@ def cut(
     audio: bool = True,
     crf: int = 23,
     preset: str = "veryfast",
-) -> MediaInfo:
+) -> Path:
     """Cut ``[start, end)`` seconds of ``src`` into ``dest``: H.264 + AAC in MP4, faststart.
 
     Frames whose time lies within half a frame of the span are kept and re-timed from zero, so the
     clip's length is the span to within one frame. ``fps`` lowers the frame rate (for model input);
-    ``audio=False`` drops the sound. Returns :func:`probe` of the written clip.
+    ``audio=False`` drops the sound. Returns ``dest``.
     """
     av = _av()
     src, dest = Path(src), Path(dest)
@@ -185,7 +185,7 @@ def cut(
                 raise MediaError(f"{src}: cannot cut {start:.3f}-{end:.3f} s ({_reason(exc)})") from None
             finally:
                 out.close()
-    return probe(dest)
+    return dest
 
 
 def _transcode(inp: Any, vin: Any, ain: Any, out: Any, vout: Any, aout: Any, resampler: Any,

@@ -254,13 +254,20 @@ def build_manifest(
     return manifest, video_src, [], notes
 
 
-def _place_video(src: Path, dest: Path) -> None:
-    """A hard link when the file system allows (no copy of large videos), else a copy."""
+def _place_video(src: Path, dest: Path, link: bool) -> None:
+    """A copy (keeping the time stamp), or with ``link`` a hard link where the file system allows.
+
+    Copying is the default: a hard-linked asset changes with its source when the source is rewritten
+    in place, behind the back of the clips and reviews made from it.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dest)
-    except OSError:
-        shutil.copy2(src, dest)
+    if link:
+        try:
+            os.link(src, dest)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dest)
 
 
 def _same_video(a: Path, b: Path) -> bool:
@@ -290,10 +297,11 @@ def prepare(
     *,
     scenario: str | None = None,
     participants: list[str] | None = None,
+    link: bool = False,
 ) -> PrepareResult:
     """Check every segment of ``src_dir``, then write their manifests and videos into ``assets``.
 
-    Raises :class:`PrepareError` (nothing written) when any segment has a problem.
+    Videos are copied, or hard-linked with ``link`` (no second copy of a large collection). Raises :class:`PrepareError` (nothing written) when any segment has a problem.
     """
     src_dir, assets = Path(src_dir), Path(assets)
     if scenario is not None and scenario not in SCENARIOS:
@@ -311,6 +319,12 @@ def prepare(
     result = PrepareResult(notes=notes)
     planned: list[tuple[Manifest, Path | None]] = []
     problems: list[Problem] = []
+    ids = {s.segment_id for s in sources}
+    for source in sources:  # ASSETS/<a>/ would hold ASSETS/<a/b>/: one folder cannot be both
+        parent = next((i for i in ids if source.segment_id.startswith(i + "/")), None)
+        if parent is not None:
+            first = (source.subtitles or source.videos or [source.metadata])[0]
+            problems.append(Problem(str(first), f"segment {source.segment_id!r} lies inside the folder of segment {parent!r}; rename one", sample_id=source.segment_id))
     for source in sources:
         manifest, video_src, found, seg_notes = build_manifest(source, assets, scenario, participants)
         problems += found
@@ -331,7 +345,7 @@ def prepare(
             staged.mkdir(parents=True)
             (staged / MANIFEST).write_text(manifest.to_text(), encoding="utf-8")
             if video_src is not None and manifest.video:
-                _place_video(video_src, staged / Path(manifest.video).name)
+                _place_video(video_src, staged / Path(manifest.video).name, link)
             status = "new"
             if final.exists():
                 # swap: the old folder moves out (into the staging area, deleted below), the new one in

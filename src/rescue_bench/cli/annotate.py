@@ -39,6 +39,7 @@ def prepare_command(
     out: Path = typer.Option(..., "--out", "-o", help="Assets folder to write (ASSETS/<segment>/manifest.json and the video)."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="couple or family, for segments without a <segment>.json that says."),
     participants: Optional[str] = typer.Option(None, "--participants", help='Client names, comma-separated ("A,B"); default: the subtitles\' speakers.'),
+    link: bool = typer.Option(False, "--link", help="Hard-link the videos into ASSETS instead of copying them (then never rewrite a source video in place)."),
 ) -> None:
     """Check every segment, then write one manifest per segment (nothing is written if any is bad)."""
     from rich.console import Console
@@ -48,7 +49,7 @@ def prepare_command(
 
     names = [p.strip() for p in participants.split(",")] if participants is not None else None
     try:
-        result = prepare(src_dir, out, scenario=scenario, participants=names)
+        result = prepare(src_dir, out, scenario=scenario, participants=names, link=link)
     except PrepareError as exc:
         raise _problems(exc.problems) from None
     console = Console()
@@ -58,10 +59,17 @@ def prepare_command(
     for seg in result.segments:
         m = seg.manifest
         table.add_row(m.segment_id, m.scenario, ", ".join(m.participants), str(len(m.cues)), f"{m.duration:.1f}",
-                      "yes" if m.video else "no (subtitles only)", seg.status)
+                      "yes" if m.video else "none", seg.status)
     console.print(table)
+    counts = {s: sum(seg.status == s for seg in result.segments) for s in ("new", "replaced", "unchanged")}
+    text_only = sum(seg.manifest.video is None for seg in result.segments)
+    console.print(
+        f"{len(result.segments)} segments: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + (f"; {text_only} without video (subtitles only)" if text_only else ""),
+        markup=False, highlight=False, soft_wrap=True,
+    )
     for note in result.notes:
-        console.print(f"note: {note}", markup=False, highlight=False)
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("draft")

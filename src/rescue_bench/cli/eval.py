@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import fail, no_traceback
-from rescue_bench.labels import CUE_MODES
+from rescue_bench.labels import EVAL_MODES, VIDEO_MODE
 
 err = Console(stderr=True)
 console = Console()
@@ -63,7 +63,8 @@ def eval_command(
     vp_rubric: str = typer.Option("default", "--vp-rubric", help="VP judge rubric: default (1-5) or authors (the authors' 0-2 target + 0-4 viewpoint, reported as judge_authors 0-6)."),
     data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Release JSONL or per-clip folder (repeatable); default: the bundled demo."),
     tasks: str = typer.Option("all", "--tasks", "-t", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp."),
-    mode: str = typer.Option("dialogue", "--mode", help="Cue mode: dialogue, audio, visual or audiovisual."),
+    mode: str = typer.Option("dialogue", "--mode", help="Cue mode: dialogue, audio, visual or audiovisual; or video (dialogue plus each row's clip, needs --assets)."),
+    assets: Optional[Path] = typer.Option(None, "--assets", help="--mode video: assets folder with the row clips (rescue annotate clips)."),
     context: Optional[int] = typer.Option(None, "--context", help="Rows of context for every task (-1 = all; default: per-task defaults)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Evaluate only the first N instances of each task."),
     max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Concurrent model connections."),
@@ -86,8 +87,10 @@ def eval_command(
 
     if vp_rubric not in ("default", "authors"):
         _fail(f"--vp-rubric must be default or authors (got {vp_rubric!r})")
-    if mode not in CUE_MODES:
-        _fail(f"--mode must be one of {', '.join(CUE_MODES)} (got {mode!r})")
+    if mode not in EVAL_MODES:
+        _fail(f"--mode must be one of {', '.join(EVAL_MODES)} (got {mode!r})")
+    if (mode == VIDEO_MODE) != (assets is not None):
+        _fail("--mode video needs --assets ASSETS" if assets is None else "--assets is only used with --mode video")
     try:
         task_list = parse_tasks(tasks)
     except ValueError as exc:
@@ -98,6 +101,7 @@ def eval_command(
         if model.split("/", 1)[1] not in BASELINES:
             _fail(f"unknown baseline {model!r}; expected one of {', '.join('baseline/' + b for b in BASELINES)}")
     from rescue_bench.engine.run import EvalSettings, RunInterrupted, WorkerFailed, run_eval
+    from rescue_bench.engine.video_mode import VideoModeError
 
     settings = EvalSettings(
         model=model,
@@ -120,6 +124,7 @@ def eval_command(
         log_samples=log_samples,
         workers=workers,
         out=str(out) if out else default_out(model),
+        assets=str(assets) if assets else None,
     )
     try:
         summary = run_eval(settings, display=display)
@@ -127,7 +132,7 @@ def eval_command(
         for problem in exc.problems:
             err.print(str(problem), highlight=False, soft_wrap=True, markup=False)
         raise typer.Exit(2)
-    except WorkerFailed as exc:
+    except (WorkerFailed, VideoModeError) as exc:
         _fail(str(exc))
     except (RunInterrupted, KeyboardInterrupt):  # Ctrl-C inside the run, or before/after inspect_ai's part
         _fail("run interrupted; run the same command again to resume (finished calls are cached)", 130)
@@ -138,6 +143,13 @@ def eval_command(
     if judged and not judge:
         console.print(f"note: no --judge given, so {'/'.join(t.upper() for t in judged)} judge scores are empty", highlight=False)
     run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
+    video = run.get("video") or {}
+    if video.get("missing_clips"):
+        err.print(
+            f"warning: {video['missing_clips']} of {video['instances']} instances were not evaluated: row clips are "
+            f"missing in {video['assets']} (listed in {Path(settings.out) / video['missing_file']})",
+            markup=False, highlight=False, soft_wrap=True,
+        )
     if judged and bertscore and not run.get("bertscore_backbone"):
         console.print(
             "note: BERTScore skipped (install the extra: pip install torch==2.13.0 'rescue-bench[bertscore]')",

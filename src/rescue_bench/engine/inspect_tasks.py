@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from inspect_ai import Task, task
@@ -21,6 +21,7 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from rescue_bench.data.load import load_clips
+import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, register_instances
 from rescue_bench.parse import parse_judge, parse_vp_rubric
 from rescue_bench.prompts import judge_prompt, render
@@ -191,8 +192,12 @@ def rescue_task(
     vp_rubric: str = "default",
     attempt_timeout: int | None = None,
     collect: str | None = None,
+    sample: Callable[[Instance], Sample] | None = None,
 ) -> Task:
-    """An inspect task for ``task_name`` over ``data`` (paths; the bundled demo when ``None``)."""
+    """An inspect task for ``task_name`` over ``data`` (paths; the bundled demo when ``None``).
+
+    ``sample`` replaces :func:`instance_sample` (the video mode adds each row's clip).
+    """
     if instances is None:
         paths = [data] if isinstance(data, str) else data
         clips = load_clips(paths, repair_mojibake=repair_mojibake)
@@ -200,7 +205,7 @@ def rescue_task(
         instances = build_instances(clips, task_name, options)
     register_instances(instances)
     return Task(
-        dataset=MemoryDataset([instance_sample(i) for i in instances], name=f"rescue_{task_name}"),
+        dataset=MemoryDataset([(sample or instance_sample)(i) for i in instances], name=f"rescue_{task_name}"),
         solver=answer(cache=cache, slots=collect),
         scorer=rescue_scorer(judge=judge, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, collect=collect),
         config=GenerateConfig(temperature=temperature),

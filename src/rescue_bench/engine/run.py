@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.gcpolicy import fewer_gc_passes
-from rescue_bench.labels import TASKS
+from rescue_bench.labels import TASKS, cue_mode
 from rescue_bench.tasks.instance import DEFAULT_CONTEXT
 
 JUDGED = ("er", "vp")
@@ -72,6 +72,8 @@ class EvalSettings(BaseModel):
     workers: int = Field(default=1, ge=1)
     """Processes the instances are split over (``--workers``); ``max_connections`` is shared among them."""
     out: str = "rescue_runs/latest"
+    assets: str | None = None
+    """``--mode video``: the assets folder holding each row's clip (``rescue annotate clips``)."""
 
 
 class RunInterrupted(RuntimeError):
@@ -259,9 +261,11 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
     and :class:`WorkerFailed` when a worker process failed.
     """
     from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.video_mode import plan_video, write_missing
 
     with fewer_gc_passes():
         use_cache_dir()
+        video = plan_video(settings)  # --mode video: model and clips checked before any call
         workers = effective_workers(settings)
         if workers > 1:
             from rescue_bench.engine.workers import run_workers
@@ -270,7 +274,8 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
             evaluated = run_workers(settings, workers, display=display)
         else:
             clips, evaluated = evaluate(settings, display=display)
-        return write_outputs(settings, evaluated, clips=clips, workers=workers)
+        write_missing(settings.out, video)
+        return write_outputs(settings, evaluated, clips=clips, workers=workers, extra={"video": video.report()} if video else None)
 
 
 def evaluate(
@@ -297,7 +302,10 @@ def evaluate(
 
     index, count = shard
     clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
-    options = BuildOptions(mode=settings.mode).with_context(settings.context)  # type: ignore[arg-type]
+    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)  # type: ignore[arg-type]
+    from rescue_bench.engine.video_mode import plan_video
+
+    video = plan_video(settings)  # the video mode: each shown row's clip goes with it
     is_baseline = settings.model.startswith("baseline/")
     collect = uuid.uuid4().hex
     tasks = []
@@ -306,6 +314,8 @@ def evaluate(
         instances = build_instances(clips, name, options)
         register_instances(instances)  # baselines cross-validate over the whole set, even under --limit
         chosen = instances[: settings.limit] if settings.limit else instances
+        if video is not None:  # instances with a missing clip are listed by run_eval, not run
+            chosen = video.complete(chosen)
         chosen = shard_of(chosen, index, count)
         if not chosen:
             continue
@@ -322,6 +332,7 @@ def evaluate(
                 vp_rubric=settings.vp_rubric,
                 attempt_timeout=settings.timeout,
                 collect=collect,
+                sample=video.sample if video is not None else None,
             )
         )
     if on_total is not None:
@@ -386,8 +397,10 @@ class _Collector(dict):  # type: ignore[type-arg]
             self._on_record()
 
 
-def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1) -> dict[str, Any]:
-    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary."""
+def write_outputs(
+    settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json`` (plus ``extra``); returns the summary."""
     from importlib.metadata import version
 
     from rescue_bench.scoring import summarize
@@ -408,7 +421,7 @@ def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, w
         _write_jsonl(out / "results" / f"{name}.jsonl", rows)
     summary = summarize(records)
     _write_json(out / "summary.json", summary)
-    options = BuildOptions(mode=settings.mode).with_context(settings.context)  # type: ignore[arg-type]
+    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)  # type: ignore[arg-type]
     context = {t: options.window(t) for t in DEFAULT_CONTEXT}
     _write_json(
         out / "run.json",
@@ -429,6 +442,7 @@ def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, w
             },
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "status": evaluated.statuses,
+            **(extra or {}),
         },
     )
     return summary
