@@ -140,11 +140,13 @@ def plan_video(settings: Any) -> VideoPlan | None:
     options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)  # type: ignore[arg-type]
     plan = VideoPlan(assets)
     checked: set[Path] = set()
+    with_rows = 0  # instances that show at least one row (the others need no clip)
     for name in settings.tasks:
         instances = build_instances(clips, name, options)
         chosen = instances[: settings.limit] if settings.limit else instances
         plan.instances += len(chosen)
         for instance in chosen:
+            with_rows += bool(shown_rows(instance))
             gone = missing_rows(assets, instance)
             if gone:
                 plan.missing.append({"id": instance.id, "task": instance.task, "sample_id": instance.sample_id,
@@ -157,9 +159,9 @@ def plan_video(settings: Any) -> VideoPlan | None:
                     problem = clip_problem(path)
                     if problem:
                         raise VideoModeError(problem)
-    if plan.instances and len(plan.missing) == plan.instances:
+    if with_rows and len(plan.missing) == with_rows:
         raise VideoModeError(
-            f"none of the {plan.instances} instances has its row clips in {assets} "
+            f"none of the {with_rows} instances that show rows has its row clips in {assets} "
             "(cut them with: rescue annotate clips ASSETS --data DATA)"
         )
     return plan
