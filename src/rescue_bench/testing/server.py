@@ -77,6 +77,7 @@ class FakeOpenAI:
         stall_seconds: float = 0.0,
         record_prompts: bool = False,
         seed: str = "rescue",
+        port: int = 0,
     ) -> None:
         self.responder = responder
         self.latency = latency
@@ -87,6 +88,8 @@ class FakeOpenAI:
         self.stall_seconds = stall_seconds
         self.record_prompts = record_prompts
         self.seed = seed
+        self.port = port
+        """Port on 127.0.0.1 (0: any free port)."""
         self.stats = ServerStats()
         self._attempt = 0
         self._attempts_of: dict[int, int] = {}
@@ -133,7 +136,7 @@ class FakeOpenAI:
                 if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
                     super().handle_error(request, client_address)
 
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = Server(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
