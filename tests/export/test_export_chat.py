@@ -234,6 +234,7 @@ def test_cli_bad_data_exit_2(tmp_path):
     bad.write_text('{"sample_id": "x", "scenario": "couple", "rows": [{"row_index": "one"}]}\n')
     result = export("--data", str(bad), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2
-    assert "bad.jsonl:1" in result.output and "nothing was exported" in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "bad.jsonl:1" in lines[0]
     assert "Traceback" not in result.output
     assert not (tmp_path / "o").exists()

@@ -12,17 +12,15 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.labels import CUE_MODES
+from rescue_bench.labels import CUE_MODES, CueMode, Scenario, TaskName
 
 T = TypeVar("T")
 
-CueMode = Literal["dialogue", "audio", "visual", "audiovisual"]
-TaskName = Literal["itp", "rpp", "stp", "ssp", "er", "vp"]
 
 DEFAULT_CONTEXT: dict[str, int] = {"itp": 3, "rpp": -1, "stp": 3, "ssp": 3, "er": 3, "vp": 3}
 """Rows of context before the decision point, per task (-1 = all previous rows). SPEC section 4."""
@@ -212,7 +210,7 @@ class Instance(BaseModel):
     id: str
     task: TaskName
     sample_id: str
-    scenario: Literal["couple", "family"]
+    scenario: Scenario
     row: int
     n_rows: int
     gold: Any
