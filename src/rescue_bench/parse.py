@@ -995,13 +995,14 @@ def parse_vp_rubric(raw: Any) -> ParsedAnswer:
     if _is_empty(raw):
         return _bad("empty answer")
     payload = extract_json(raw, VP_RUBRIC_KEYS)
-    if not isinstance(payload, dict):
+    if not isinstance(payload, Mapping):
         return _bad("no JSON answer")
     parts = {}
     for key in VP_RUBRIC_KEYS:
-        if key not in payload:
+        has, value = _get(payload, (key,))  # keys compared ignoring case, like every parser here
+        if not has:
             return _bad(f"missing key {key!r} in {_short(payload)}")
-        checked = _check_scaled(payload[key], "score", *VP_RUBRIC_RANGES[key])
+        checked = _check_scaled(value, "score", *VP_RUBRIC_RANGES[key])
         if not checked.valid:
             return _bad(f"{key}: {checked.error}")
         parts[key] = checked.prediction
