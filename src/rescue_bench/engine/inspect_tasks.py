@@ -20,6 +20,7 @@ from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageSyste
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
+from rescue_bench.contract import judge_format
 from rescue_bench.data.load import load_clips
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, register_instances
 from rescue_bench.parse import parse_judge, parse_vp_rubric
@@ -29,10 +30,6 @@ from rescue_bench.tasks import BuildOptions, Instance, build_instances
 
 CACHE = CachePolicy(expiry=None)
 """Responses never expire: re-running a command repeats no finished call."""
-
-JUDGE_REASK = (
-    'Your reply was not a valid score. Answer with JSON only, exactly {"score": N} where N is an integer from 1 to 5.'
-)
 
 INSTANCE_FIELDS = ("id", "task", "sample_id", "scenario", "row", "n_rows", "gold", "candidates", "participants", "client")
 
@@ -53,9 +50,10 @@ def instance_sample(instance: Instance) -> Sample:
 
 
 async def _ask(
-    judge: str, prompt: Any, parse: Any, attempt_timeout: int | None = None, slots: str | None = None
+    judge: str, prompt: Any, parse: Any, attempt_timeout: int | None = None, slots: str | None = None, rubric: str = "default"
 ) -> tuple[Any, bool]:
-    """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``.
+    """Ask ``judge``; re-ask once, for ``rubric``'s format, when the reply does not parse.
+    ``(prediction or None, flagged)``.
 
     ``attempt_timeout`` is passed explicitly: inspect_ai hands the judge (not the model under
     evaluation) the eval's retry settings but not its per-attempt timeout.
@@ -70,7 +68,7 @@ async def _ask(
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
-    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
+    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=judge_format(rubric).reask)]
     async with _call_slot(slots):
         output = await model.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
@@ -95,7 +93,7 @@ async def judge_authors(
 ) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, slots)
+    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, slots, rubric="authors")
 
 
 def primary_value(record: dict[str, Any]) -> float:
