@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rescue_bench import contract
+from rescue_bench.contract import ANSWER, EMOTION, INTENSITY, RANKING, SCORE, VIEWPOINT, VIEWPOINTS, VP_TARGET
+from rescue_bench.labels import ITP_LABELS
 from rescue_bench.parse.extract import MAX_SCAN_CHARS, extract_json, has_key, lookup, to_text
 from rescue_bench.parse.matching import match_label, normalize_label
 
@@ -179,10 +181,10 @@ punctuation / a line break, so "No idea" or "Not sure" are not read as "no"."""
 
 def _yes_no(value: Any) -> str | None:
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return ITP_LABELS[0] if value else ITP_LABELS[1]
     if isinstance(value, str):
         norm = normalize_label(value)
-        if norm in ("yes", "no"):
+        if norm in ITP_LABELS:
             return norm
         m = _BARE_YES_NO_RE.match(value[:_BARE_PREFIX])  # "Yes, the client paused."
         if m:
@@ -217,7 +219,7 @@ def parse_itp(raw: Any) -> ParsedAnswer:
         return _ok(m.group(1).lower())
     if payload is None:
         return _bad("no JSON answer and no bare yes/no")
-    return _bad(f"missing key 'answer' in {_short(payload)}")
+    return _bad(f"missing key {ANSWER.name!r} in {_short(payload)}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -278,7 +280,7 @@ def _validate_ranking(
 def parse_ranking(
     raw: Any,
     candidates: Sequence[str],
-    k: int = 3,
+    k: int = contract.RANK_SIZE,
     aliases: Mapping[str, str | tuple[str, ...]] | None = None,
 ) -> ParsedAnswer:
     """Parse a ranking answer ``{"ranking": [label, label, label]}`` against a closed label set.
@@ -333,7 +335,7 @@ def parse_ranking(
         if isinstance(payload, (list, str)):
             value = payload
         else:
-            return _bad(f"missing key 'ranking' in {_short(payload)}")
+            return _bad(f"missing key {RANKING.name!r} in {_short(payload)}")
     items = _ranking_items(value)
     if not items:
         return _bad(f"ranking {_short(value)} is not a list of labels")
@@ -348,7 +350,7 @@ def parse_ranking(
 # --------------------------------------------------------------------------------------------------
 
 
-def parse_er(raw: Any, lo: int = 0, hi: int = 10) -> ParsedAnswer:
+def parse_er(raw: Any, lo: int = contract.INTENSITY_SCALE.lo, hi: int = contract.INTENSITY_SCALE.hi) -> ParsedAnswer:
     """Parse an emotion answer ``{"emotion": "...", "intensity": 0-10}``.
 
     * ``emotion``: a non-empty string after stripping (``"emotion_description"`` tolerated); a list
@@ -369,17 +371,17 @@ def parse_er(raw: Any, lo: int = 0, hi: int = 10) -> ParsedAnswer:
     has_e, emotion = lookup(payload, ER_EMOTION_KEYS)
     has_i, intensity = lookup(payload, ER_INTENSITY_KEYS)
     if not has_e:
-        return _bad("missing key 'emotion'")
+        return _bad(f"missing key {EMOTION.name!r}")
     if isinstance(emotion, list) and emotion and all(isinstance(e, str) for e in emotion):
         emotion = ", ".join(e.strip() for e in emotion if e.strip())
     if not isinstance(emotion, str) or not emotion.strip():
         return _bad(f"emotion {_short(emotion)} is not a non-empty string")
     if not has_i:
-        return _bad("missing key 'intensity'")
+        return _bad(f"missing key {INTENSITY.name!r}")
     checked = _check_scaled(intensity, "intensity", lo, hi, integer=False)
     if not checked.valid:
         return checked
-    return _ok({"emotion": emotion.strip(), "intensity": checked.prediction})
+    return _ok({EMOTION.name: emotion.strip(), INTENSITY.name: checked.prediction})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -423,10 +425,10 @@ def parse_vp(
     if not has:
         if isinstance(payload, list):
             value = payload
-        elif has_key(payload, ("viewpoint",)):
+        elif has_key(payload, VIEWPOINT.accepted):
             value = [payload]
         else:
-            return _bad(f"missing key 'viewpoints' in {_short(payload)}")
+            return _bad(f"missing key {VIEWPOINTS.name!r} in {_short(payload)}")
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):
@@ -434,11 +436,11 @@ def parse_vp(
     people = [p for p in participants if isinstance(p, str)]
     out: list[dict[str, str]] = []
     for item in value:
-        has_v, viewpoint = lookup(item, ("viewpoint",))
+        has_v, viewpoint = lookup(item, VIEWPOINT.accepted)
         if not has_v or not isinstance(viewpoint, str) or not viewpoint.strip():
             continue
-        _, target = lookup(item, ("target",))
-        out.append({"target": _vp_target(target, people, aliases), "viewpoint": viewpoint.strip()})
+        _, target = lookup(item, VP_TARGET.accepted)
+        out.append({VP_TARGET.name: _vp_target(target, people, aliases), VIEWPOINT.name: viewpoint.strip()})
     if not out:
         return _bad("no viewpoint with a non-empty 'viewpoint'")
     return _ok(out)
@@ -449,7 +451,7 @@ def parse_vp(
 # --------------------------------------------------------------------------------------------------
 
 
-def parse_judge(raw: Any, lo: int = 1, hi: int = 5) -> ParsedAnswer:
+def parse_judge(raw: Any, lo: int = contract.JUDGE_SCALE.lo, hi: int = contract.JUDGE_SCALE.hi) -> ParsedAnswer:
     """Parse a judge score ``{"score": n}`` with ``lo <= n <= hi`` an integer.
 
     Accepted: an int, an integral float (``4.0``), a numeric string (``"4"``, ``"4.0"``, ``"4/5"``
@@ -468,7 +470,7 @@ def parse_judge(raw: Any, lo: int = 1, hi: int = 5) -> ParsedAnswer:
         elif payload is None and len(bare := _bare_text(raw)) < 100 and _NUMBER_RE.match(bare):
             value = bare
         else:
-            return _bad("no JSON answer" if payload is None else f"missing key 'score' in {_short(payload)}")
+            return _bad("no JSON answer" if payload is None else f"missing key {SCORE.name!r} in {_short(payload)}")
     return _check_scaled(value, "score", lo, hi)
 
 

@@ -7,19 +7,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from rescue_bench.contract import FORMATS, JUDGE_SCALE, TARGET_SCALE, VIEWPOINT_SCALE, judge_format
 from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES
 from rescue_bench.tasks.instance import Instance, RowView
 
-ANSWER_CONTRACT: dict[str, str] = {
-    "itp": '{"answer": "yes"} or {"answer": "no"}',
-    "rpp": '{"ranking": ["<label>", "<label>", "<label>"]}  (three labels, most likely first)',
-    "stp": '{"ranking": ["<target>", "<target>", "<target>"]}  (three targets, most likely first)',
-    "ssp": '{"ranking": ["<strategy>", "<strategy>", "<strategy>"]}  (three strategies, most likely first)',
-    "er": '{"emotion": "<short description of what the client feels>", "intensity": <integer 0-10>}',
-    "vp": '{"viewpoints": [{"target": "<participant>", "viewpoint": "<what the client thinks of them>"}]}',
-    "judge": '{"score": <integer 1-5>}',
-}
-"""The documented answer format of each task (and of the judges)."""
+ANSWER_CONTRACT: dict[str, str] = {name: answer_format.example for name, answer_format in FORMATS.items()}
+"""The answer format of each task and judge as the model is shown it (from :mod:`rescue_bench.contract`)."""
 
 _SETTING = {
     "couple": "a couples-therapy session with two partners and a therapist",
@@ -173,9 +166,9 @@ def render(instance: Instance) -> Prompt:
 
 JUDGE_SYSTEM = (
     "You are a careful rater for a research benchmark on couple and family therapy. You compare a model's "
-    "answer with a reference annotation written by trained annotators and rate their agreement on a 1-5 "
+    f"answer with a reference annotation written by trained annotators and rate their agreement on a {JUDGE_SCALE} "
     "scale. Judge meaning, not wording: a paraphrase that says the same thing is fully correct.\n\n"
-    "Answer with JSON only: " + ANSWER_CONTRACT["judge"]
+    "Answer with JSON only: " + judge_format("default").example
 )
 
 ER_RUBRIC = (
@@ -194,9 +187,10 @@ VP_RUBRIC = (
 )
 
 VP_RUBRIC_AUTHORS = (
-    "Score two parts and add them: target correctness 0-2 (2 = exactly the reference targets, 1 = partly, "
-    "0 = none) and viewpoint correctness 0-4 (4 = same stance and content, 0 = unrelated). "
-    'Answer with JSON only: {"target_score": <0-2>, "viewpoint_score": <0-4>}'
+    f"Score two parts and add them: target correctness {TARGET_SCALE} ({TARGET_SCALE.hi} = exactly the reference "
+    f"targets, 1 = partly, {TARGET_SCALE.lo} = none) and viewpoint correctness {VIEWPOINT_SCALE} "
+    f"({VIEWPOINT_SCALE.hi} = same stance and content, {VIEWPOINT_SCALE.lo} = unrelated). "
+    "Answer with JSON only: " + judge_format("authors").example
 )
 
 
