@@ -15,8 +15,9 @@ from rescue_bench.prompts.render import (
     Prompt,
     judge_prompt,
     render,
+    render_input,
     render_rows,
     system_prompt,
 )
 
-__all__ = ["ANSWER_CONTRACT", "Prompt", "judge_prompt", "render", "render_rows", "system_prompt"]
+__all__ = ["ANSWER_CONTRACT", "Prompt", "judge_prompt", "render", "render_input", "render_rows", "system_prompt"]
