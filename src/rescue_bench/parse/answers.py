@@ -321,12 +321,12 @@ def parse_ranking(
     if payload is None and len(bare) <= MAX_BARE_LIST_CHARS:
         pieces = [p for p in _LIST_SPLIT_RE.split(bare) if p.strip()]
         if pieces and len(pieces) <= 4 * max(k, 1):
-            labels = [match_label(p, cands, aliases) for p in pieces]
-            if all(lab is not None for lab in labels):
+            matched = [match_label(p, cands, aliases) for p in pieces]
+            if all(lab is not None for lab in matched):
                 out: list[str] = []
-                for lab in labels:
-                    if lab not in out:
-                        out.append(lab)  # type: ignore[arg-type]
+                for lab in matched:
+                    if lab is not None and lab not in out:
+                        out.append(lab)
                 return _ok(out[:k])
     if payload is None:
         return _bad("no JSON answer")
