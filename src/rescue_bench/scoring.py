@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, SCENARIOS, TASKS
-from rescue_bench.metrics import binary_metrics, intensity_score, ranking_metrics, rpp_metrics
+from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
 
 SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, "both")
@@ -88,7 +88,7 @@ def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = 
         return record
     out = dict(record, judge_score=judge_score, judge_flagged=flagged)
     if out["task"] == "er":
-        out["score"] = None if judge_score is None else (judge_score + out["intensity_score"]) / 2
+        out["score"] = None if judge_score is None else er_score(judge_score, out["intensity_score"])
     return out
 
 

@@ -1,4 +1,4 @@
-"""``rescue tasks export --format chat`` and ``rescue_bench.tasks.export.chat_examples``."""
+"""``rescue tasks export --format chat`` and ``rescue_bench.prompts.export.chat_examples``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rescue_bench.prompts import render
 from rescue_bench.scoring import parse_answer
 from rescue_bench.tasks import BuildOptions, build_all
 from rescue_bench.cli.tasks import app
-from rescue_bench.tasks.export import chat_examples, clip_fold, gold_answer
+from rescue_bench.prompts.export import chat_examples, clip_fold, gold_answer
 
 runner = CliRunner()
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")

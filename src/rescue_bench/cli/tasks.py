@@ -9,7 +9,7 @@ unknown task, cue mode or context size in one line, exit 2.
 
 ``rescue tasks export --format chat`` writes the same instances as chat examples (the prompt
 ``rescue eval`` sends, then the gold answer in the answer contract) with a clip-grouped ``fold`` per
-example, for fine-tuning and cross-validation; see :mod:`rescue_bench.tasks.export`.
+example, for fine-tuning and cross-validation; see :mod:`rescue_bench.prompts.export`.
 
 The group is a real command group (it has a callback), so further commands can join ``build``.
 """
@@ -161,7 +161,7 @@ def export(
 
     All instances of a clip share a fold in every task, so training on folds != k never sees a clip of test fold k.
     """
-    from rescue_bench.tasks.export import FORMATS, chat_examples
+    from rescue_bench.prompts.export import FORMATS, chat_examples
 
     fmt = export_format.strip().lower()
     if fmt not in FORMATS:

@@ -22,17 +22,16 @@ from inspect_ai.model import (
     model_roles,
 )
 
+from rescue_bench.contract import judge_format
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.providers import GRADER
+from rescue_bench.labels import Rubric
 from rescue_bench.parse import ParsedAnswer, parse_judge, parse_vp_rubric
 from rescue_bench.prompts import judge_prompt
 
 CACHE = CachePolicy(expiry=None)
 """Responses never expire: re-running a command repeats no finished call."""
 
-JUDGE_REASK = (
-    'Your reply was not a valid score. Answer with JSON only, exactly {"score": N} where N is an integer from 1 to 5.'
-)
 
 
 def grader() -> Model | None:
@@ -46,8 +45,10 @@ async def _ask(
     parse: Callable[[str], ParsedAnswer],
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    rubric: Rubric = "default",
 ) -> tuple[Any, bool]:
-    """Ask ``judge``; re-ask once when the reply does not parse. ``(prediction or None, flagged)``.
+    """Ask ``judge``; re-ask once, in ``rubric``'s answer format, when the reply does not parse.
+    ``(prediction or None, flagged)``.
 
     ``attempt_timeout`` is passed explicitly: inspect_ai hands the judge (not the model under
     evaluation) the eval's retry settings but not its per-attempt timeout.
@@ -59,7 +60,7 @@ async def _ask(
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
-    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=JUDGE_REASK)]
+    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=judge_format(rubric).reask)]
     async with call_slot(channel):
         output = await judge.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
@@ -92,4 +93,4 @@ async def judge_authors(
 ) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, channel)
+    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, channel, rubric="authors")
