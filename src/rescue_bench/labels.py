@@ -7,7 +7,7 @@ baselines, reports) imports from here, so a label can never differ between two p
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Scenario = Literal["couple", "family"]
 SCENARIOS: tuple[Scenario, ...] = ("couple", "family")
@@ -141,21 +141,32 @@ UTTERANCE_TYPES: tuple[str, ...] = (
 
 ITP_LABELS: tuple[str, ...] = ("yes", "no")
 
-CUE_MODES: tuple[str, ...] = ("dialogue", "audio", "visual", "audiovisual")
+# --------------------------------------------------------------------------------------------------
+# The vocabulary of the toolkit, as types: settings, build options and instances use these, so
+# pydantic validates what a command line or a config file says.
+# --------------------------------------------------------------------------------------------------
 
-VIDEO_MODE = "video"
+CueMode = Literal["dialogue", "audio", "visual", "audiovisual"]
+"""Which annotated cues the model sees (SPEC section 4)."""
+CUE_MODES: tuple[CueMode, ...] = get_args(CueMode)
+
+EvalMode = Literal["dialogue", "audio", "visual", "audiovisual", "video"]
+"""Every ``rescue eval --mode``: the cue modes, and ``video``."""
+EVAL_MODES: tuple[EvalMode, ...] = get_args(EvalMode)
+VIDEO_MODE: EvalMode = "video"
 """The raw-video evaluation mode: the dialogue cues plus each shown row's video clip (needs the clips,
 ``rescue eval --mode video --assets ASSETS``). Not a cue mode: it adds recordings, not annotations."""
-EVAL_MODES: tuple[str, ...] = (*CUE_MODES, VIDEO_MODE)
-"""Every ``rescue eval --mode``."""
 
 
-def cue_mode(mode: str) -> str:
+def cue_mode(mode: str) -> CueMode:
     """The cue mode whose annotated fields an evaluation mode shows (``video`` shows ``dialogue``'s)."""
-    return "dialogue" if mode == VIDEO_MODE else mode
+    return "dialogue" if mode == VIDEO_MODE else mode  # type: ignore[return-value]
 
-TASKS: tuple[str, ...] = ("itp", "rpp", "stp", "ssp", "er", "vp")
-TASK_NAMES: dict[str, str] = {
+
+TaskName = Literal["itp", "rpp", "stp", "ssp", "er", "vp"]
+"""The six tasks, in the paper's order."""
+TASKS: tuple[TaskName, ...] = get_args(TaskName)
+TASK_NAMES: dict[TaskName, str] = {
     "itp": "intervention time prediction",
     "rpp": "relation pattern prediction",
     "stp": "support target prediction",
@@ -163,6 +174,25 @@ TASK_NAMES: dict[str, str] = {
     "er": "emotion recognition",
     "vp": "viewpoint prediction",
 }
+
+LABELLED_TASKS: tuple[TaskName, ...] = ("itp", "rpp", "stp", "ssp")
+"""Tasks whose gold is a label from a closed set (scored by matching, no judge)."""
+RANKED_TASKS: tuple[TaskName, ...] = ("rpp", "stp", "ssp")
+"""Tasks answered with a ranked list of candidate labels (the 3 most likely, in order)."""
+JUDGED_TASKS: tuple[TaskName, ...] = ("er", "vp")
+"""Tasks answered in free text and scored by a judge model (plus BERTScore)."""
+
+Rubric = Literal["default", "authors"]
+"""The VP judge rubric: the benchmark's 1-5 score, or the authors' 0-2 target + 0-4 viewpoint."""
+RUBRICS: tuple[Rubric, ...] = get_args(Rubric)
+
+BASELINE_PREFIX = "baseline/"
+"""Model names starting with this are the offline baselines (``baseline/majority`` ...)."""
+
+
+def is_baseline(model: str) -> bool:
+    """Whether ``model`` names an offline baseline rather than a model behind an API."""
+    return model.startswith(BASELINE_PREFIX)
 
 
 def group_label(scenario: str) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rescue_bench.labels import SCENARIOS, TASKS
-from rescue_bench.metrics import binary_metrics, intensity_score, ranking_metrics, rpp_metrics
+from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, SCENARIOS, TASKS
+from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
 
 SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, "both")
@@ -40,7 +40,7 @@ def parse_answer(task: str, raw: str | None, candidates: Sequence[str], particip
         return None, False, "no answer"
     if task == "itp":
         parsed = parse_itp(raw)
-    elif task in ("rpp", "stp", "ssp"):
+    elif task in RANKED_TASKS:
         parsed = parse_ranking(raw, list(candidates), k=3)
     elif task == "er":
         parsed = parse_er(raw)
@@ -88,7 +88,7 @@ def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = 
         return record
     out = dict(record, judge_score=judge_score, judge_flagged=flagged)
     if out["task"] == "er":
-        out["score"] = None if judge_score is None else (judge_score + out["intensity_score"]) / 2
+        out["score"] = None if judge_score is None else er_score(judge_score, out["intensity_score"])
     return out
 
 
@@ -113,7 +113,7 @@ def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
     ER compares the emotion descriptions; VP compares the predicted viewpoint descriptions, joined in
     order, with the gold ones joined the same way.
     """
-    if not record["valid"] or record["task"] not in ("er", "vp"):
+    if not record["valid"] or record["task"] not in JUDGED_TASKS:
         return None
     if record["task"] == "er":
         return record["prediction"]["emotion"], record["gold"]["emotion"]

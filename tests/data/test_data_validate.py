@@ -237,3 +237,30 @@ def test_validate_paths_returns_clips_and_problems(tmp_path, clip_dict):
 def test_usage_errors_do_not_traceback(invoke):
     result = invoke("data", "validate", "--max-warnings", "lots")
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("speaker", [None, "", "   ", "missing"])
+def test_row_without_primary_speaker_is_an_error(invoke, tmp_path, clip_dict, speaker):
+    clip = clip_dict("grp/nospeaker", n_rows=4)
+    if speaker == "missing":
+        del clip["rows"][2]["primary_speaker"]
+    else:
+        clip["rows"][2]["primary_speaker"] = speaker
+    path = write_lines(tmp_path / "speakers.jsonl", [clip_dict("a/1"), clip])
+    result = invoke("data", "validate", path)
+    assert_clean_failure(result)
+    (line,) = lines_of(result, "error:")
+    assert line.startswith(f"error: {path}:2, clip grp/nospeaker, row 3, field primary_speaker:")
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n", "\ufeff"])
+@pytest.mark.parametrize("command", [("data", "validate"), ("data", "stats"), ("tasks", "build", "--out", "OUT"), ("eval",)])
+def test_an_input_without_clips_is_an_error(invoke, tmp_path, content, command):
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content, encoding="utf-8")
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    data = [str(path)] if command[0] == "data" else ["--data", str(path)]
+    result = invoke(*args, *data, "--out", str(tmp_path / "run")) if command == ("eval",) else invoke(*args, *data)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert f"{path}: no clips" in result.output

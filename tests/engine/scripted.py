@@ -4,7 +4,8 @@ For each prompt it decides what it *means* (a label, yes/no, an emotion, viewpoi
 or nothing) and how to *say* it (plain JSON, fenced JSON, JSON inside prose, wrong case, hyphens for
 underscores, an invalid label mixed in, garbage). ``intent[content]`` records the meaning of each
 reply, so tests check the engine's parsed predictions against what was meant, not against the
-engine's own parser.
+engine's own parser. Answers are built with the answer contract (``rescue_bench.contract``); the
+shapes then bend its values (case, separators, an invalid label), never its keys.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import re
 import threading
 from typing import Any
+
+from rescue_bench.contract import ANSWER, RANKING, answer_object, judge_format
 
 SHAPES = ("plain", "fenced", "prose", "upper", "hyphen", "invalid_mixed", "garbage")
 
@@ -57,8 +60,10 @@ class Scripted:
             return 200, content
         if name == "intervention time prediction":
             ans = "yes" if _h(user, "itp") % 2 else "no"
-            said = ans.upper() if shape == "upper" else ans
-            content = self._say({"answer": said}, shape if shape in ("plain", "fenced", "prose") else "plain")
+            obj = answer_object("itp", ans)
+            if shape == "upper":
+                obj[ANSWER.name] = ans.upper()
+            content = self._say(obj, shape if shape in ("plain", "fenced", "prose") else "plain")
             self._remember(content, ans)
             return 200, content
         if name in ("relation pattern prediction", "support target prediction", "support strategy prediction"):
@@ -73,20 +78,22 @@ class Scripted:
                 said = [s.replace("_", "-") for s in said]
             elif shape == "invalid_mixed":
                 said = ["not_a_label", said[0], said[0], *said[1:]]
-            content = self._say({"ranking": said}, shape if shape in ("plain", "fenced", "prose") else "plain")
+            obj = answer_object("rpp", ranking)  # RPP, STP and SSP share one format
+            obj[RANKING.name] = said
+            content = self._say(obj, shape if shape in ("plain", "fenced", "prose") else "plain")
             self._remember(content, ranking)
             return 200, content
         if name == "emotion recognition":
             intensity = _h(user, "int") % 11
             pred = {"emotion": "feels hurt and unheard", "intensity": intensity}
-            content = self._say(pred, shape if shape in ("plain", "fenced", "prose") else "plain")
+            content = self._say(answer_object("er", pred), shape if shape in ("plain", "fenced", "prose") else "plain")
             self._remember(content, pred)
             return 200, content
         if name == "viewpoint prediction":
             others = _line(user, "Other participants: ")
             others = [o for o in others if o != "Therapist"] or ["Therapist"]
             pred = [{"target": o, "viewpoint": "thinks they do not listen"} for o in others]
-            content = self._say({"viewpoints": pred}, shape if shape in ("plain", "fenced", "prose") else "plain")
+            content = self._say(answer_object("vp", pred), shape if shape in ("plain", "fenced", "prose") else "plain")
             self._remember(content, pred)
             return 200, content
         return 200, "unrecognised prompt"
@@ -95,15 +102,15 @@ class Scripted:
         with self.lock:
             self.judge_calls += 1
         first = messages[1].get("content", "") if len(messages) > 1 else user
-        if "Score two parts" in str(first):  # the authors' VP rubric
+        if judge_format("authors").example in str(first):  # the authors' VP rubric
             parts = {"target_score": _h(str(first), "t") % 3, "viewpoint_score": _h(str(first), "v") % 5}
             self._remember("judge:" + str(first), parts)
-            return json.dumps(parts)
+            return json.dumps(answer_object("judge_authors", parts))
         score = 1 + _h(str(first), "judge") % 5
         reask = len(messages) > 2
         if not reask and _h(str(first), "judgebad") % 4 == 0:
             return "Score: excellent"  # invalid; the engine must ask again
-        content = json.dumps({"score": score})
+        content = json.dumps(answer_object("judge", score))
         self._remember("judge:" + str(first), score)
         return content
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rescue_bench.cli import app
-from rescue_bench.engine.run import (
+from rescue_bench.engine.channel import RunChannel
+from rescue_bench.engine.settings import (
     EvalSettings,
-    _Collector,
     effective_workers,
     merge_usage,
     shard_connections,
@@ -72,13 +72,13 @@ def test_merge_usage_sums_per_model() -> None:
     }
 
 
-def test_collector_reports_each_new_record_once() -> None:
+def test_channel_reports_each_new_record_once() -> None:
     seen: list[int] = []
-    collector = _Collector(lambda: seen.append(1))
-    collector["a"] = {"x": 1}
-    collector["b"] = {"x": 2}
-    collector["a"] = {"x": 3}  # a re-scored sample replaces its record, it is not a new one
-    assert len(seen) == 2 and collector["a"] == {"x": 3}
+    channel = RunChannel(lambda: seen.append(1))
+    channel.keep({"id": "a", "x": 1})
+    channel.keep({"id": "b", "x": 2})
+    channel.keep({"id": "a", "x": 3})  # a re-scored sample replaces its record, it is not a new one
+    assert len(seen) == 2 and channel.records["a"] == {"id": "a", "x": 3}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``rescue tasks export --format chat`` and ``rescue_bench.tasks.export.chat_examples``."""
+"""``rescue tasks export --format chat`` and ``rescue_bench.prompts.export.chat_examples``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rescue_bench.prompts import render
 from rescue_bench.scoring import parse_answer
 from rescue_bench.tasks import BuildOptions, build_all
 from rescue_bench.cli.tasks import app
-from rescue_bench.tasks.export import chat_examples, clip_fold, gold_answer
+from rescue_bench.prompts.export import chat_examples, clip_fold, gold_answer
 
 runner = CliRunner()
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")
@@ -234,6 +234,7 @@ def test_cli_bad_data_exit_2(tmp_path):
     bad.write_text('{"sample_id": "x", "scenario": "couple", "rows": [{"row_index": "one"}]}\n')
     result = export("--data", str(bad), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2
-    assert "bad.jsonl:1" in result.output and "nothing was exported" in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "bad.jsonl:1" in lines[0]
     assert "Traceback" not in result.output
     assert not (tmp_path / "o").exists()

@@ -199,7 +199,7 @@ def test_no_gold_reaches_the_model_input(raw, opts):
     built = build_all(to_clips(raw), options=opts)
     for task, items in built.items():
         for inst in items:
-            shown = inst.model_input()
+            shown = inst.model_input().model_dump(exclude_none=True)
             # no annotation marker anywhere, candidate lists included
             assert "MARK" not in json.dumps(shown), (task, shown)
             assert not {"gold", "id", "sample_id", "row", "n_rows"} & set(shown)

@@ -72,7 +72,7 @@ def test_real_instances_do_not_leak_gold_annotations(raw_clips, built):
     for task, items in built.items():
         for inst in items:
             c = by_clip[inst.sample_id]
-            blob = json.dumps({k: v for k, v in inst.model_input().items() if k != "candidates"})
+            blob = json.dumps({k: v for k, v in inst.model_input().model_dump(exclude_none=True).items() if k != "candidates"})
             for r in c["rows"]:
                 secrets = [e.get("emotion_description") for e in r.get("internal_emotion") or []]
                 secrets += [v.get("viewpoint") for v in r.get("viewpoints_attitudes") or []]

@@ -113,7 +113,8 @@ class TestITP:
         c = speakers_clip("Ann", T, "Ann", "Bob", sample_id="pos_neg_yes_no/clip")
         for inst in build_itp(c, OPT):
             assert not any(word in inst.id for word in ("pos", "neg", "yes", "no", "clip"))
-            assert "gold" not in inst.model_input() and inst.gold not in inst.model_input().values()
+            shown = inst.model_input().model_dump(exclude_none=True)
+            assert "gold" not in shown and inst.gold not in shown.values()
 
 
 # =================================================================================================
@@ -308,8 +309,8 @@ class TestSSP:
         (stp,) = build_stp(c, OPT)
         (ssp,) = build_ssp(c, OPT)
         assert ssp.support_target == stp.gold == "Bob"
-        assert ssp.model_input()["support_target"] == "Bob"
-        assert "support_target" not in stp.model_input()
+        assert ssp.model_input().model_dump(exclude_none=True)["support_target"] == "Bob"
+        assert "support_target" not in stp.model_input().model_dump(exclude_none=True)
 
 
 # =================================================================================================
@@ -553,7 +554,7 @@ class TestModes:
         for items in built.values():
             for inst in items:
                 assert inst.mode == mode
-                blob = str(inst.model_input())
+                blob = str(inst.model_input().model_dump(exclude_none=True))
                 assert "SECRET" not in blob
                 assert ("shaky" in blob) == (mode in ("audio", "audiovisual"))
                 assert ("frowns" in blob) == (mode in ("visual", "audiovisual"))

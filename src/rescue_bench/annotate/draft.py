@@ -30,6 +30,7 @@ from rescue_bench.annotate.media import MODEL_MAX_HEIGHT, cut, extract_audio, fr
 from rescue_bench.annotate.prompt import MEDIA_MODES, system_prompt, user_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES, Window, carried_rows, split_windows
 from rescue_bench.data.models import Clip
+from rescue_bench.labels import THERAPIST
 
 FRAMES_PER_WINDOW = 4
 """Still frames sent per window with ``--media frames`` (evenly spaced over the window)."""
@@ -189,8 +190,17 @@ class SegmentDraft:
         speaker = fields.get("primary_speaker")
         if speaker is None:
             speaker, _ = subtitle_speaker(cues, ctx)
-        if speaker is not None:
-            row["primary_speaker"] = speaker
+        if speaker is None:
+            # every release row needs a speaker (the loader rejects rows without one): take what the
+            # subtitles wrote, else the previous row's (an unprefixed cue usually continues a turn),
+            # else the therapist; and say so, for the reviewer
+            written = next((c.speaker for c in cues if c.speaker), None)
+            previous = self.rows[-1].get("primary_speaker") if self.rows else None
+            speaker = written or previous or THERAPIST
+            source = "the subtitles' name" if written else ("the previous row's speaker" if previous else "a default")
+            problems = [*problems, DraftProblem("primary_speaker", f"no valid speaker from the model or the subtitles; "
+                                                                   f"{speaker} ({source}) was assumed: check it")]
+        row["primary_speaker"] = speaker
         for key in ROW_FIELDS:
             if key in fields and key != "primary_speaker":
                 row[key] = fields[key]

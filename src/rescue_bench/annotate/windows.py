@@ -62,7 +62,8 @@ def split_windows(cues: Sequence[ManifestCue], max_cues: int = DEFAULT_WINDOW_CU
         target = bounds[-1] + math.ceil((len(cues) - bounds[-1]) / remaining)
         target = min(target, bounds[-1] + max_cues)
         cut = target
-        floor = max(bounds[-1] + 1, target - max(1, max_cues // 4))
+        # never so early that the windows left cannot hold the rest
+        floor = max(bounds[-1] + 1, target - max(1, max_cues // 4), len(cues) - max_cues * (count - k))
         for i in range(target, floor - 1, -1):
             before, after = cues[i - 1].speaker, cues[i].speaker
             if before and after and before != after:

@@ -2,7 +2,7 @@
 
 The paper's reviewers found RPP accuracy close to the share of the majority label, so each headline
 number needs a baseline beside it. Four methods, all answering in the exact answer contract of a
-model (raw JSON text per instance id, see ``prompts.ANSWER_CONTRACT``):
+model (raw JSON text per instance id, see :mod:`rescue_bench.contract`):
 
 - ``majority``: the most frequent answer of the other clips (leave-one-clip-out);
 - ``random``: uniform guesses (chance level);

@@ -4,13 +4,12 @@ ranking top-up and the answer-contract builders.
 A baseline is a function ``(pool, tests, seed) -> {id: Guess}``: it learns from the *pool* (gold
 answers of instances from other clips only) and guesses for the *tests*. :func:`run` cuts the
 instances into folds by clip, so no test clip ever contributes a gold to its own guesses, and turns
-every guess into the exact JSON a model is asked for (SPEC section 4, ``prompts.ANSWER_CONTRACT``).
+every guess into the exact JSON a model is asked for (SPEC section 4, :mod:`rescue_bench.contract`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 from sklearn.model_selection import GroupKFold
 
+from rescue_bench import contract
 from rescue_bench.labels import GROUP_LABELS
 from rescue_bench.tasks.instance import Instance
 
@@ -25,11 +25,11 @@ H = TypeVar("H", bound=Hashable)
 
 LABEL_TASKS = frozenset({"itp", "rpp", "stp", "ssp"})
 """Tasks answered with labels: ITP by its first preference, the others by a top-3 ranking."""
-RANK_SIZE = 3
+RANK_SIZE = contract.RANK_SIZE
 
 NEUTRAL_EMOTION = "neutral, no strong feeling"
 """ER description used when there is nothing to learn from (no other clip in the input)."""
-NEUTRAL_INTENSITY = 5
+NEUTRAL_INTENSITY = (contract.INTENSITY_SCALE.lo + contract.INTENSITY_SCALE.hi) // 2
 """ER intensity used when there is nothing to learn from: the middle of the 0-10 scale."""
 NEUTRAL_VIEWPOINT = "no clear stance toward them"
 """VP viewpoint used when there is nothing to learn from."""
@@ -166,23 +166,26 @@ def other_participants(inst: Instance) -> list[str]:
     return [p for p in inst.participants if p != inst.client] or [FALLBACK_VP_TARGET]
 
 
-def answer_object(inst: Instance, guess: Guess) -> dict[str, Any]:
-    """The answer-contract object of ``inst`` for a method's guess."""
+def prediction_of(inst: Instance, guess: Guess) -> Any:
+    """A method's guess as the prediction a parser would return for ``inst``: labels kept to the
+    candidates (ITP its first choice), the intensity clamped to its scale, a viewpoint per other
+    participant."""
     if inst.task == "itp":
-        return {"answer": top_up(inst, guess, 1)[0]}
+        return top_up(inst, guess, 1)[0]
     if inst.task in LABEL_TASKS:
-        return {"ranking": top_up(inst, guess)}
+        return top_up(inst, guess)
     if inst.task == "er":
         emotion, intensity = guess
-        return {"emotion": emotion, "intensity": int(min(10, max(0, intensity)))}
+        scale = contract.INTENSITY_SCALE
+        return {contract.EMOTION.name: emotion, contract.INTENSITY.name: int(min(scale.hi, max(scale.lo, intensity)))}
     texts = list(guess) or [NEUTRAL_VIEWPOINT]
     others = other_participants(inst)
-    return {"viewpoints": [{"target": p, "viewpoint": texts[k % len(texts)]} for k, p in enumerate(others)]}
+    return [{contract.VP_TARGET.name: p, contract.VIEWPOINT.name: texts[k % len(texts)]} for k, p in enumerate(others)]
 
 
 def answer_text(inst: Instance, guess: Guess) -> str:
-    """The raw answer text: JSON of :func:`answer_object`, as a model would write it."""
-    return json.dumps(answer_object(inst, guess), ensure_ascii=False)
+    """The raw answer text of a method's guess: the contract's JSON, as a model would write it."""
+    return contract.answer_text(inst.task, prediction_of(inst, guess))
 
 
 def fallback_guess(inst: Instance) -> Guess:

@@ -1,17 +1,35 @@
-"""Conventions shared by every ``rescue`` command: one-line errors, exit code 2, no tracebacks."""
+"""Conventions every ``rescue`` command shares, declared once.
+
+- **Exit codes**: 0 success, 1 a check that ran and failed (``tasks build --strict``), 2 bad input
+  (the same code click uses for a usage error), 130 interrupted.
+- **Errors**: one line ``error: <message>`` on stderr, never a traceback (``RESCUE_DEBUG=1`` lets
+  one through, for bug reports). Data problems are listed one per line, each naming file, line,
+  clip, row and field. :func:`command` registers a function with that guard; a test checks that
+  every command of ``rescue`` has it.
+- **Options** that several commands take (``--data``, ``--tasks``, ``--mode``, ``--context``,
+  ``--repair-mojibake``) are declared here once, with one check each.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import click
 import typer
 
-EXIT_BAD_INPUT = 2
-"""Exit code of every command when the input is bad (same as a usage error)."""
+from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.data.models import Clip
+    from rescue_bench.labels import CueMode, TaskName
+
+
+MAX_SHOWN_PROBLEMS = 50
+"""Data problems listed before pointing at ``rescue data validate`` for the rest."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,21 +40,111 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
-def no_traceback(func: F) -> F:
-    """Turn any unexpected exception in a command into one error line and exit code 2.
+def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
+    """List data problems, one line each (at most :data:`MAX_SHOWN_PROBLEMS`); return the exit (2) to raise.
 
-    ``RESCUE_DEBUG=1`` lets the traceback through, for bug reports.
+    One problem is one line and nothing else: the exit code says that nothing was written.
     """
+    for problem in problems[:MAX_SHOWN_PROBLEMS]:
+        typer.echo(str(problem), err=True)
+    hidden = len(problems) - MAX_SHOWN_PROBLEMS
+    if hidden > 0:
+        typer.echo(f"error: ... and {hidden} more; run `rescue data validate` to list all", err=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def guard(func: F) -> F:
+    """The error guard of every command: bad input is one line and exit 2, Ctrl-C exit 130, and an
+    unexpected exception one line and exit 2 instead of a traceback."""
+    if getattr(func, "__rescue_guarded__", False):
+        return func
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from rescue_bench.data.load import DataError
+        from rescue_bench.errors import RescueError, RunInterrupted
+
         try:
             return func(*args, **kwargs)
-        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort, KeyboardInterrupt):
+        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
+        except DataError as exc:
+            raise data_error_exit(exc.problems) from None
+        except RescueError as exc:
+            raise fail(str(exc)) from None
+        except RunInterrupted as exc:
+            raise fail(str(exc) or "interrupted", EXIT_INTERRUPTED) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", EXIT_INTERRUPTED) from None
         except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
             if os.environ.get("RESCUE_DEBUG"):
                 raise
             raise fail(f"unexpected {type(exc).__name__}: {exc} (set RESCUE_DEBUG=1 for details)") from None
 
+    wrapper.__rescue_guarded__ = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def command(app: typer.Typer, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """``@command(app)``: register a function as a command of ``app``, behind :func:`guard`."""
+
+    def register(func: F) -> F:
+        guarded = guard(func)
+        app.command(name, **kwargs)(guarded)
+        return guarded
+
+    return register
+
+
+# --------------------------------------------------------------------------------------------------
+# shared options and their checks
+# --------------------------------------------------------------------------------------------------
+
+DataOption = Annotated[
+    Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
+    typer.Option("--data", "-d", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
+]
+TasksOption = Annotated[str, typer.Option("--tasks", "-t", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")]
+ModeOption = Annotated[str, typer.Option("--mode", help="Cues shown: dialogue, audio, visual or audiovisual.")]
+ContextOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--context", help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP."),
+]
+RepairOption = Annotated[
+    bool, typer.Option("--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text with ftfy before use; off keeps gold text untouched.")
+]
+
+
+def check_tasks(spec: str) -> list[TaskName]:
+    """``--tasks``: the named tasks in canonical order (``all`` = the six); unknown -> exit 2."""
+    from rescue_bench.tasks.build import parse_tasks
+
+    try:
+        return parse_tasks(spec)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+
+def check_mode(mode: str) -> CueMode:
+    """``--mode``: one of the cue modes (case-insensitive); anything else -> exit 2."""
+    from rescue_bench.labels import CUE_MODES
+
+    value = mode.strip().lower()
+    if value not in CUE_MODES:
+        raise fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+    return value  # type: ignore[return-value]
+
+
+def check_context(context: int | None) -> int | None:
+    """``--context``: ``None`` (the per-task defaults), -1 (all previous rows) or a number >= 0."""
+    if context is not None and context < -1:
+        raise fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
+    return context
+
+
+def load_data(data: Sequence[Path] | None, repair_mojibake: bool = False) -> list[Clip]:
+    """The clips of ``--data`` (the bundled demo when none is given); bad data raises
+    :class:`~rescue_bench.data.DataError`, which :func:`guard` lists and turns into exit 2."""
+    from rescue_bench.data.load import load_clips
+
+    return load_clips(list(data) if data else None, repair_mojibake=repair_mojibake)

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from rescue_bench.cli._common import EXIT_BAD_INPUT, fail, no_traceback
+from rescue_bench.cli._common import command, data_error_exit, fail
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -27,13 +27,11 @@ def _group() -> None:
 
 
 def _problems(problems: list) -> typer.Exit:  # noqa: ANN001 - list of rescue_bench.data.Problem
-    for problem in problems:
-        typer.echo(" ".join(str(problem).split()), err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
+    """One line per problem on stderr, exit 2 (the data layer's convention)."""
+    return data_error_exit(problems)
 
 
-@app.command("prepare")
-@no_traceback
+@command(app, "prepare")
 def prepare_command(
     src_dir: Path = typer.Argument(..., help="Folder of segments: <segment>.<mp4|mkv|webm|mov> with <segment>.srt or .vtt beside it (and optionally <segment>.json)."),
     out: Path = typer.Option(..., "--out", "-o", help="Assets folder to write (ASSETS/<segment>/manifest.json and the video)."),
@@ -72,8 +70,7 @@ def prepare_command(
         console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-@app.command("draft")
-@no_traceback
+@command(app, "draft")
 def draft_command(
     assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
     model: str = typer.Option(..., "--model", "-m", help="inspect_ai model, e.g. google/gemini-2.5-pro or openai-video/<service>/<model>."),
@@ -124,8 +121,7 @@ def draft_command(
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command("clips")
-@no_traceback
+@command(app, "clips")
 def clips_command(
     assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
     data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Clips whose rows to cut (release format; default: ASSETS/drafts.jsonl). Repeatable."),

@@ -10,18 +10,13 @@ row ..., field ...: message``) and exits with code 2; a traceback is never shown
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import EXIT_BAD_INPUT
-from rescue_bench.cli._common import fail as _fail
-from rescue_bench.cli._common import no_traceback as _no_traceback
-
-MAX_SHOWN_ERRORS = 50
-"""How many hard errors ``stats`` lists before pointing at ``rescue data validate``."""
+from rescue_bench.cli._common import EXIT_BAD_INPUT, RepairOption, command, fail, load_data
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -29,8 +24,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Validate, summarise and fetch RESCUE-Bench data.",
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 PathsArg = typer.Argument(
     None,
@@ -61,13 +54,10 @@ def _fmt(value: Any, key: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-@app.command()
-@_no_traceback
+@command(app)
 def validate(
     paths: Optional[list[Path]] = PathsArg,
-    repair_mojibake: bool = typer.Option(
-        False, "--repair-mojibake", help="Repair mojibake (ftfy) before checking; off by default so gold text is untouched."
-    ),
+    repair_mojibake: RepairOption = False,
     max_warnings: int = typer.Option(
         200, "--max-warnings", min=0, help="List at most this many warnings (all are counted in the summary)."
     ),
@@ -98,21 +88,6 @@ def validate(
 # ------------------------------------------------------------------------------------------------
 
 
-def _load_or_exit(paths: Optional[Sequence[Path]], repair_mojibake: bool = False) -> list[Any]:
-    """Load clips; on hard errors print them (one line each, capped) and exit 2."""
-    from rescue_bench.data.load import read_paths
-
-    result = read_paths(_inputs(paths), repair_mojibake=repair_mojibake)
-    errors = result.errors
-    if errors:
-        for problem in errors[:MAX_SHOWN_ERRORS]:
-            typer.echo(str(problem), err=True)
-        if len(errors) > MAX_SHOWN_ERRORS:
-            typer.echo(f"... {len(errors) - MAX_SHOWN_ERRORS} more errors; run `rescue data validate` to list all", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    return result.clips
-
-
 def _distribution_table(title: str, key: str, stats: dict[str, dict[str, Any]]) -> Any:
     from rich.table import Table
 
@@ -137,8 +112,7 @@ def _distribution_table(title: str, key: str, stats: dict[str, dict[str, Any]]) 
     return table
 
 
-@app.command()
-@_no_traceback
+@command(app)
 def stats(
     paths: Optional[list[Path]] = PathsArg,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object with keys couple, family, all."),
@@ -152,7 +126,7 @@ def stats(
 
     from rescue_bench.data.stats import TABLE3_KEYS, dataset_stats, is_full_release, with_paper
 
-    clips = _load_or_exit(paths)
+    clips = load_data(paths)
     values = dataset_stats(clips)
     show_paper = paper or is_full_release(values)
     values = with_paper(values, force=show_paper)
@@ -205,8 +179,7 @@ def stats(
 # ------------------------------------------------------------------------------------------------
 
 
-@app.command()
-@_no_traceback
+@command(app)
 def fetch(
     source: str = typer.Option("hf", "--source", help="Where to download from: hf (Hugging Face) or github."),
     cache_dir: Optional[Path] = typer.Option(
@@ -217,14 +190,11 @@ def fetch(
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Network timeout in seconds."),
 ) -> None:
     """Download the public release into the cache, validate it and print its path."""
-    from rescue_bench.data.fetch import SOURCES, FetchError, fetch_release
+    from rescue_bench.data.fetch import SOURCES, fetch_release
 
     if url is None and source not in SOURCES:
-        raise _fail(f"unknown --source {source!r}; choose one of: {', '.join(SOURCES)}")
-    try:
-        result = fetch_release(source, cache_dir, url, force=force, timeout=timeout)
-    except FetchError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(f"unknown --source {source!r}; choose one of: {', '.join(SOURCES)}")
+    result = fetch_release(source, cache_dir, url, force=force, timeout=timeout)
     origin = f"downloaded from {result.url}" if result.downloaded else "cached copy reused (--force to download again)"
     typer.echo(
         f"{origin}: {result.clips} clips, {result.rows} rows, {result.warnings} warnings, sha256 {result.sha256}",

@@ -1,9 +1,8 @@
 """``rescue report`` and ``rescue agreement``: thin typer commands over :mod:`rescue_bench.report`.
 
 Conventions of :mod:`rescue_bench.cli._common`: bad input (a missing run folder, no summary.json or
-results, a malformed JSONL line, a bad ratings CSV) is one line ``error: file:line: message`` on
-stderr and exit code 2; a traceback is never shown (``RESCUE_DEBUG=1`` shows one for an unexpected
-failure).
+results, a malformed JSONL line, a bad ratings CSV: a ``ReportInputError``) is one line
+``error: file:line: message`` on stderr and exit code 2; a traceback is never shown.
 
 ``rescue agreement HUMAN.csv RUN_DIR`` is shorthand for ``rescue agreement score HUMAN.csv RUN_DIR``;
 ``rescue agreement sample RUN_DIR --n 100 --out FILE.csv`` writes the sample for human raters.
@@ -11,48 +10,22 @@ failure).
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
 import click
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import fail, no_traceback
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _guarded(func: F) -> F:
-    """Bad input -> ``error: file:line: message`` and exit 2 (:mod:`rescue_bench.cli._common` conventions)."""
-
-    @no_traceback
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from rescue_bench.data.load import DataError
-        from rescue_bench.report.runs import ReportInputError
-
-        try:
-            return func(*args, **kwargs)
-        except ReportInputError as exc:
-            raise fail(str(exc)) from None
-        except DataError as exc:
-            first = str(exc.problems[0]) if exc.problems else str(exc)
-            more = f" (+{len(exc.problems) - 1} more; see `rescue data validate`)" if len(exc.problems) > 1 else ""
-            raise fail(first.removeprefix("error: ") + more) from None
-
-    return wrapper  # type: ignore[return-value]
-
+from rescue_bench.cli._common import command, guard
 
 # ------------------------------------------------------------------------------------------------
 # rescue report
 # ------------------------------------------------------------------------------------------------
 
 
-@_guarded
+@guard
 def report_command(
     run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` output folders (one or more).", show_default=False),
     data: Optional[list[Path]] = typer.Option(
@@ -118,8 +91,7 @@ def _num(value: Any, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-@agreement_app.command("score")
-@_guarded
+@command(agreement_app, "score")
 def score_command(
     human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated).", show_default=False),
     run_dir: Path = typer.Argument(..., help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
@@ -159,8 +131,7 @@ def score_command(
         json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
-@agreement_app.command("sample")
-@_guarded
+@command(agreement_app, "sample")
 def sample_command(
     run_dir: Path = typer.Argument(..., help="The `rescue eval` folder with judged ER/VP records.", show_default=False),
     n: int = typer.Option(100, "--n", min=1, help="Records to sample (split evenly between ER and VP)."),
@@ -168,6 +139,7 @@ def sample_command(
     out: Path = typer.Option(..., "--out", "-o", help="CSV to write (columns id, task, sample_id, scenario, row, gold, prediction, judge_score, human_score)."),
 ) -> None:
     """A stratified (task x judge score), seeded sample of judged ER/VP records for human raters."""
+    from rescue_bench.labels import JUDGED_TASKS
     from rescue_bench.report.agreement import stratified_sample, write_sample
     from rescue_bench.report.runs import ReportInputError, load_run
 
@@ -176,6 +148,6 @@ def sample_command(
     if not rows:
         raise ReportInputError(run.path / "results", "no judged ER/VP records (was the run made with --judge?)")
     write_sample(rows, out)
-    by_task = {t: sum(r["task"] == t for r in rows) for t in ("er", "vp")}
+    by_task = {t: sum(r["task"] == t for r in rows) for t in JUDGED_TASKS}
     note = f" (only {len(rows)} eligible)" if len(rows) < n else ""
     typer.echo(f"Wrote {len(rows)} records{note} to {out}: ER {by_task['er']}, VP {by_task['vp']}. Fill in human_score (1-5).")

@@ -9,7 +9,7 @@ unknown task, cue mode or context size in one line, exit 2.
 
 ``rescue tasks export --format chat`` writes the same instances as chat examples (the prompt
 ``rescue eval`` sends, then the gold answer in the answer contract) with a clip-grouped ``fold`` per
-example, for fine-tuning and cross-validation; see :mod:`rescue_bench.tasks.export`.
+example, for fine-tuning and cross-validation; see :mod:`rescue_bench.prompts.export`.
 
 The group is a real command group (it has a callback), so further commands can join ``build``.
 """
@@ -18,38 +18,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from rescue_bench.cli._common import fail as _fail
+from rescue_bench.cli._common import (
+    EXIT_CHECK_FAILED,
+    ContextOption,
+    DataOption,
+    ModeOption,
+    RepairOption,
+    TasksOption,
+    check_context,
+    check_mode,
+    check_tasks,
+    command,
+    fail,
+    load_data,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
 
+    from rescue_bench.data.models import Clip
     from rescue_bench.tasks.build import CountRow
+    from rescue_bench.tasks.instance import Instance
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
-EXIT_MISMATCH = 1
-"""``--strict`` on the full release and the counts differ from Table 6."""
-EXIT_INPUT = 2
-"""Bad data, or an unknown task / cue mode / context size."""
-
-# the options ``build`` and ``export`` share (checked in one place, ``_load_and_build``)
-DataOption = Annotated[
-    Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
-    typer.Option("--data", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
-]
-TasksOption = Annotated[str, typer.Option("--tasks", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")]
-ModeOption = Annotated[str, typer.Option("--mode", help="Cues shown: dialogue, audio, visual or audiovisual.")]
-ContextOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--context", help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP."),
-]
-RepairOption = Annotated[
-    bool, typer.Option("--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text before building the instances.")
-]
 
 
 @app.callback()
@@ -98,7 +93,7 @@ def count_table(rows: list[CountRow], *, full_release: bool, n_clips: int) -> Ta
     return table
 
 
-@app.command("build")
+@command(app, "build")
 def build(
     out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl files into (created if needed)."),
     data: DataOption = None,
@@ -115,12 +110,12 @@ def build(
 
     from rescue_bench.tasks.build import instance_counts, is_full_release
 
-    clips, instances = _load_and_build(data, tasks, mode, context, repair_mojibake, "built")
+    clips, instances = _load_and_build(data, tasks, mode, context, repair_mojibake)
 
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _fail(f"cannot create {out}: {exc.strerror or exc}") from None
+        raise fail(f"cannot create {out}: {exc.strerror or exc}") from None
     console = Console()
     for task, items in instances.items():
         path = out / f"{task}.jsonl"
@@ -142,12 +137,12 @@ def build(
             f"[bold red]{len(mismatches)} of {len(rows)} counts differ from Table 6[/bold red]", highlight=False
         )
         if strict:
-            raise typer.Exit(EXIT_MISMATCH)
+            raise typer.Exit(EXIT_CHECK_FAILED)
     else:
         console.print("[green]all counts match Table 6[/green]")
 
 
-@app.command("export")
+@command(app, "export")
 def export(
     out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl chat examples into (created if needed)."),
     export_format: str = typer.Option("chat", "--format", help="Export format; only 'chat' for now."),
@@ -166,18 +161,18 @@ def export(
 
     All instances of a clip share a fold in every task, so training on folds != k never sees a clip of test fold k.
     """
-    from rescue_bench.tasks.export import FORMATS, chat_examples
+    from rescue_bench.prompts.export import FORMATS, chat_examples
 
     fmt = export_format.strip().lower()
     if fmt not in FORMATS:
-        raise _fail(f"unknown format {export_format!r}; expected one of {', '.join(FORMATS)}")
+        raise fail(f"unknown format {export_format!r}; expected one of {', '.join(FORMATS)}")
     if folds < 2:
-        raise _fail(f"--folds must be at least 2, got {folds}")
-    _, instances = _load_and_build(data, tasks, mode, context, repair_mojibake, "exported")
+        raise fail(f"--folds must be at least 2, got {folds}")
+    _, instances = _load_and_build(data, tasks, mode, context, repair_mojibake)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _fail(f"cannot create {out}: {exc.strerror or exc}") from None
+        raise fail(f"cannot create {out}: {exc.strerror or exc}") from None
     for task, items in instances.items():
         examples = chat_examples(items, folds=folds)
         path = out / f"{task}.jsonl"
@@ -186,7 +181,7 @@ def export(
                 for example in examples:
                     handle.write(json.dumps(example, ensure_ascii=False) + "\n")
         except OSError as exc:
-            raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
         per_fold = [sum(1 for e in examples if e["fold"] == k) for k in range(folds)]
         typer.echo(
             f"wrote {len(examples)} {task.upper()} chat examples to {path} "
@@ -195,29 +190,13 @@ def export(
 
 
 def _load_and_build(
-    data: Optional[list[Path]], tasks: str, mode: str, context: Optional[int], repair_mojibake: bool, verb: str  # noqa: UP007
-) -> tuple[list[Any], dict[str, list[Any]]]:
-    """Check the shared options, load the clips and build the instances; bad input exits 2."""
-    from rescue_bench.data.load import DataError, load_clips
-    from rescue_bench.labels import CUE_MODES
-    from rescue_bench.tasks.build import build_all, parse_tasks
+    data: Optional[list[Path]], tasks: str, mode: str, context: Optional[int], repair_mojibake: bool  # noqa: UP007
+) -> tuple[list[Clip], dict[str, list[Instance]]]:
+    """Check the shared options, load the clips and build the instances (bad input exits 2)."""
+    from rescue_bench.tasks.build import build_all
     from rescue_bench.tasks.options import BuildOptions
 
-    try:
-        selected = parse_tasks(tasks)
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    mode = mode.strip().lower()
-    if mode not in CUE_MODES:
-        raise _fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
-    if context is not None and context < -1:
-        raise _fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
-    try:
-        clips = load_clips(data or None, repair_mojibake=repair_mojibake)
-    except DataError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        typer.echo(f"error: {len(exc.problems)} problem(s) in the input; nothing was {verb}", err=True)
-        raise typer.Exit(EXIT_INPUT) from None
-    options = BuildOptions(mode=mode).with_context(context)  # type: ignore[arg-type]
+    selected = check_tasks(tasks)
+    options = BuildOptions(mode=check_mode(mode)).with_context(check_context(context))
+    clips = load_data(data, repair_mojibake)
     return clips, build_all(clips, selected, options)

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rescue_bench.errors import RescueError
+
 RELEASE_FILENAME = "benchmark_191.jsonl"
 """File name of the public release; also its name in the cache directory."""
 
@@ -36,7 +38,7 @@ USER_AGENT = "rescue-bench (https://github.com/Tomsawyerhu/RESCUE-bench data fet
 CHUNK = 1 << 16
 
 
-class FetchError(Exception):
+class FetchError(RescueError):
     """Fetching failed; the message is one line meant for the user."""
 
 

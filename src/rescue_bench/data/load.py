@@ -163,9 +163,23 @@ def _to_clip(
     if repair:
         raw = repair_text(raw)
     try:
-        return Clip.model_validate(raw), []
+        clip = Clip.model_validate(raw)
     except ValidationError as exc:
         return None, _validation_problems(exc, raw, file, line, sid)
+    problems = _speakerless_rows(clip, file, line)
+    return (None, problems) if problems else (clip, [])
+
+
+def _speakerless_rows(clip: Clip, file: str, line: int | None) -> list[Problem]:
+    """A hard error for each row without a ``primary_speaker``: every task depends on who speaks
+    (the ITP boundaries, the therapist rows of RPP/STP/SSP, the client rows of ER/VP), so such a row
+    would silently change the instance sets. The real release has none."""
+    return [
+        Problem(file, "row has no primary_speaker (every row needs one)", line, clip.sample_id,
+                row.row_index if row.row_index is not None else position, "primary_speaker")
+        for position, row in enumerate(clip.rows, 1)
+        if not row.speaker
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -187,6 +201,7 @@ def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult
     except OSError as exc:
         result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}"))
         return result
+    lines = 0
     with handle:
         try:
             for lineno, data in enumerate(handle, 1):
@@ -194,6 +209,7 @@ def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult
                     data = data[3:]
                 if not data.strip():
                     continue
+                lines += 1
                 if len(result.errors) >= MAX_PROBLEMS_PER_FILE:
                     result.problems.append(Problem(file, "too many problems; stopped reading", lineno))
                     break
@@ -213,6 +229,9 @@ def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult
                     result.add(clip, file, lineno)
         except OSError as exc:
             result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}"))
+            return result
+    if not lines:  # almost always a wrong path or a failed download, never a data set
+        result.problems.append(Problem(file, "no clips: the file is empty or holds only blank lines"))
     return result
 
 

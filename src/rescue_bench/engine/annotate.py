@@ -28,6 +28,7 @@ from rescue_bench.annotate.draft import MediaItem, SegmentDraft
 from rescue_bench.annotate.manifest import Manifest, load_assets
 from rescue_bench.annotate.prompt import MEDIA_MODES, prompt_sha, reask_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES
+from rescue_bench.errors import RescueError
 
 DEFAULT_OUT = "drafts.jsonl"
 """``ASSETS/drafts.jsonl``: where ``draft`` writes and ``clips`` reads by default."""
@@ -56,7 +57,7 @@ class DraftSettings(BaseModel):
         return Path(self.out) if self.out else Path(self.assets) / DEFAULT_OUT
 
 
-class DraftInputError(ValueError):
+class DraftInputError(RescueError):
     """Bad input or a model that cannot take the requested media: one line, exit 2."""
 
 
@@ -99,7 +100,7 @@ def draft_solver(key: str, model_name: str, cache: bool = True) -> Any:
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ContentText, ModelOutput, get_model
     from inspect_ai.solver import Generate, TaskState, solver
 
-    from rescue_bench.engine.inspect_tasks import CACHE
+    from rescue_bench.engine.judge import CACHE
     from rescue_bench.engine.media import media_content
 
     @solver
@@ -198,7 +199,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import GenerateConfig
 
-    from rescue_bench.engine.run import endpoint, provider_args, use_cache_dir
+    from rescue_bench.engine.providers import endpoint, provider_args, use_cache_dir
 
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
 

@@ -1,14 +1,17 @@
 """Offline baselines exposed to inspect_ai as a model provider: ``--model baseline/<method>``.
 
 Baselines need the whole instance set of a task (cross-validation over clips), which a chat model API
-never sees. The task factories therefore register their instances here, and each user message carries
-the neutral instance id in its metadata (never sent to a real provider). The answers come from
-:func:`rescue_bench.baselines.predict_answers`, computed once per task and instance set.
+never sees. Each task's solver therefore holds its :class:`BaselinePool` (the task's *whole* instance
+set, even when only part of it is evaluated under ``--limit`` or in one worker's shard) and opens it
+for the duration of each call with :func:`open_pool`; the provider reads it from that scope. Each
+user message carries the neutral instance id in its metadata (never sent to a real provider).
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
@@ -19,32 +22,38 @@ from rescue_bench.tasks.instance import Instance
 INSTANCE_KEY = "rescue_instance"
 """Metadata key of the user message that names the instance id."""
 
-_sets: dict[str, list[Instance]] = {}
-_set_of: dict[str, str] = {}
-_answers: dict[tuple[str, str, int], dict[str, str]] = {}
+
+class BaselinePool:
+    """The instance set a task's baseline answers are computed over, with the answers once computed."""
+
+    def __init__(self, instances: Sequence[Instance]) -> None:
+        self.instances = list(instances)
+        self._answers: dict[tuple[str, int], dict[str, str]] = {}
+
+    def answer(self, method: str, instance_id: str, seed: int = 0) -> str:
+        """The baseline's raw answer for one instance of the pool (all answers computed on first use)."""
+        from rescue_bench.baselines import predict_answers
+
+        key = (method, seed)
+        if key not in self._answers:
+            self._answers[key] = predict_answers(self.instances, method, seed=seed)
+        try:
+            return self._answers[key][instance_id]
+        except KeyError:
+            raise KeyError(f"instance {instance_id} is not in its task's baseline pool") from None
 
 
-def register_instances(instances: list[Instance]) -> None:
-    """Make ``instances`` (one task) answerable by the baseline provider."""
-    if not instances:
-        return
-    key = hashlib.sha256("|".join(sorted(i.id for i in instances)).encode()).hexdigest()
-    _sets[key] = instances
-    for inst in instances:
-        _set_of[inst.id] = key
+_POOL: ContextVar[BaselinePool | None] = ContextVar("rescue_baseline_pool", default=None)
 
 
-def baseline_answer(method: str, instance_id: str, seed: int = 0) -> str:
-    """The baseline's raw answer for a registered instance."""
-    from rescue_bench.baselines import predict_answers
-
-    key = _set_of.get(instance_id)
-    if key is None:
-        raise KeyError(f"instance {instance_id} was not registered for baselines")
-    cache_key = (key, method, seed)
-    if cache_key not in _answers:
-        _answers[cache_key] = predict_answers(_sets[key], method, seed=seed)
-    return _answers[cache_key][instance_id]
+@contextlib.contextmanager
+def open_pool(pool: BaselinePool | None) -> Iterator[None]:
+    """Make ``pool`` the one the baseline provider answers from, for the calls made inside."""
+    token = _POOL.set(pool)
+    try:
+        yield
+    finally:
+        _POOL.reset(token)
 
 
 def instance_id_of(messages: list[ChatMessage]) -> str | None:
@@ -83,9 +92,10 @@ class BaselineAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         instance_id = instance_id_of(input)
-        if instance_id is None:
-            raise ValueError("baseline models answer RESCUE-Bench instances only (no instance id in the prompt)")
-        content = baseline_answer(self.model_name, instance_id, self.seed)
+        pool = _POOL.get()
+        if instance_id is None or pool is None:
+            raise ValueError("baseline models answer RESCUE-Bench instances only (no instance or task pool in scope)")
+        content = pool.answer(self.model_name, instance_id, self.seed)
         return ModelOutput.from_content(model=f"baseline/{self.model_name}", content=content)
 
     def max_connections(self) -> int:

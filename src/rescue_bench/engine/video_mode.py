@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rescue_bench.annotate.manifest import row_clip
+from rescue_bench.errors import RescueError
 from rescue_bench.labels import VIDEO_MODE
 from rescue_bench.tasks.instance import Instance
 
@@ -35,7 +36,7 @@ VIDEO_NOTE = (
 MISSING_FILE = "missing_clips.jsonl"
 
 
-class VideoModeError(ValueError):
+class VideoModeError(RescueError):
     """The video mode cannot run: a model that takes no video, a clip that cannot be sent, no clips."""
 
 

@@ -23,7 +23,7 @@ the terminal does not signal them twice); each stops as a one-process run does, 
 with the one-line "run interrupted" error. If the parent dies (``kill -9``), the workers die with it
 (``PR_SET_PDEATHSIG`` on Linux, and a watchdog on the parent's pid everywhere). Either way every
 finished call is in the response cache, so the same command resumes. When a worker fails, the
-others are stopped and its one-line error is raised as :class:`~rescue_bench.engine.run.WorkerFailed`;
+others are stopped and its one-line error is raised as :class:`~rescue_bench.engine.settings.WorkerFailed`;
 its full stderr stays in ``OUT/.workers/worker-<k>.err``.
 """
 
@@ -41,13 +41,13 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from rescue_bench.engine.run import EvalSettings, Evaluated, RunInterrupted, WorkerFailed, merge_usage
+from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, WorkerFailed, merge_usage
+from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 TOTAL, DONE = "@rescue total ", "@rescue done"
 """The progress lines a worker prints on stdout."""
 STOP_GRACE = 30.0
 """Seconds a worker has to stop after SIGINT before it is killed."""
-EXIT_INTERRUPTED = 130
 
 
 # --------------------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def run_workers(settings: EvalSettings, count: int, *, display: str = "full") ->
             time.sleep(0.1)
     except KeyboardInterrupt as exc:
         _stop(workers)
-        raise RunInterrupted("interrupted") from exc
+        raise RunInterrupted() from exc
     finally:
         if progress is not None:
             progress.stop()
@@ -166,9 +166,9 @@ def run_workers(settings: EvalSettings, count: int, *, display: str = "full") ->
     stopped = (EXIT_INTERRUPTED, -signal.SIGINT)
     failed = [w for w in workers if w.proc.returncode not in (0, *stopped, -signal.SIGKILL)]
     if not failed and any(w.proc.returncode in stopped for w in workers):
-        raise RunInterrupted("a worker was interrupted")
+        raise RunInterrupted()
     for w in failed + workers:
-        if w.proc.returncode == 2:  # a one-line error, as a one-process run would print it
+        if w.proc.returncode == EXIT_BAD_INPUT:  # a one-line error, as a one-process run would print it
             raise WorkerFailed(f"{w.error_line().removeprefix('error: ')} (worker {w.index} of {count})")
         if w.proc.returncode != 0 or not w.result.exists():
             raise WorkerFailed(
@@ -226,7 +226,7 @@ def worker_main(argv: list[str] | None = None) -> int:
     _die_with_parent(args.parent)
 
     from rescue_bench.data.load import DataError
-    from rescue_bench.engine.run import evaluate
+    from rescue_bench.engine.evaluate import evaluate
     from rescue_bench.gcpolicy import fewer_gc_passes
 
     index, count = (int(x) for x in args.shard.split("/"))
@@ -244,11 +244,11 @@ def worker_main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except DataError as exc:
         print(f"error: {exc.problems[0] if exc.problems else exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except (ValueError, KeyError, ImportError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"error: {type(exc).__name__}: {first}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     payload: dict[str, Any] = {"records": evaluated.records, "usage": evaluated.usage, "statuses": evaluated.statuses}
     tmp = args.result.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")

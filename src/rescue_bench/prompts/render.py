@@ -7,19 +7,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from rescue_bench.contract import FORMATS, JUDGE_SCALE, TARGET_SCALE, VIEWPOINT_SCALE, judge_format
 from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES
-from rescue_bench.tasks.instance import Instance, RowView
+from rescue_bench.tasks.instance import Instance, ModelInput, RowView
 
-ANSWER_CONTRACT: dict[str, str] = {
-    "itp": '{"answer": "yes"} or {"answer": "no"}',
-    "rpp": '{"ranking": ["<label>", "<label>", "<label>"]}  (three labels, most likely first)',
-    "stp": '{"ranking": ["<target>", "<target>", "<target>"]}  (three targets, most likely first)',
-    "ssp": '{"ranking": ["<strategy>", "<strategy>", "<strategy>"]}  (three strategies, most likely first)',
-    "er": '{"emotion": "<short description of what the client feels>", "intensity": <integer 0-10>}',
-    "vp": '{"viewpoints": [{"target": "<participant>", "viewpoint": "<what the client thinks of them>"}]}',
-    "judge": '{"score": <integer 1-5>}',
-}
-"""The documented answer format of each task (and of the judges)."""
+ANSWER_CONTRACT: dict[str, str] = {name: answer_format.example for name, answer_format in FORMATS.items()}
+"""The answer format of each task and judge as the model is shown it (from :mod:`rescue_bench.contract`)."""
 
 _SETTING = {
     "couple": "a couples-therapy session with two partners and a therapist",
@@ -144,38 +137,39 @@ class Prompt:
     system: str
     user: str
 
-    def messages(self) -> list[dict[str, str]]:
-        """OpenAI-style chat messages."""
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
-
 
 def render(instance: Instance) -> Prompt:
-    """The prompt of ``instance``. Uses only ``instance.model_input()`` fields: never the gold."""
-    task, scenario = instance.task, instance.scenario
-    participants = ", ".join(instance.participants) or "(unknown)"
-    parts = [f"Clients in this session: {participants}.", "Transcript:", render_rows(instance.context)]
-    if instance.current is not None:
-        parts.append(render_row(instance.current, marker=" CURRENT"))
-    question = _QUESTION[task].format(client=instance.client, target=instance.support_target)
+    """The prompt of ``instance``: :func:`render_input` of ``instance.model_input()``, never the gold."""
+    return render_input(instance.model_input())
+
+
+def render_input(seen: ModelInput) -> Prompt:
+    """The prompt showing ``seen``; it has no gold, id, clip or row to leak (see :class:`ModelInput`)."""
+    task, scenario = seen.task, seen.scenario
+    participants = ", ".join(seen.participants) or "(unknown)"
+    parts = [f"Clients in this session: {participants}.", "Transcript:", render_rows(seen.context)]
+    if seen.current is not None:
+        parts.append(render_row(seen.current, marker=" CURRENT"))
+    question = _QUESTION[task].format(client=seen.client, target=seen.support_target)
     parts.append("Question: " + question)
     if task == "rpp":
-        parts.append("Labels: " + ", ".join(instance.candidates))
+        parts.append("Labels: " + ", ".join(seen.candidates))
     elif task == "stp":
-        parts.append("Candidates: " + ", ".join(instance.candidates))
+        parts.append("Candidates: " + ", ".join(seen.candidates))
     elif task == "ssp":
-        parts.append("Strategies: " + ", ".join(instance.candidates))
+        parts.append("Strategies: " + ", ".join(seen.candidates))
     elif task == "vp":
-        others = [p for p in instance.participants if p != instance.client]
+        others = [p for p in seen.participants if p != seen.client]
         parts.append("Other participants: " + (", ".join(others) or "(none)") + ", Therapist")
     parts.append("Answer (JSON only): " + ANSWER_CONTRACT[task])
-    return Prompt(system=system_prompt(task, scenario, instance.mode), user="\n".join(parts))
+    return Prompt(system=system_prompt(task, scenario, seen.mode), user="\n".join(parts))
 
 
 JUDGE_SYSTEM = (
     "You are a careful rater for a research benchmark on couple and family therapy. You compare a model's "
-    "answer with a reference annotation written by trained annotators and rate their agreement on a 1-5 "
+    f"answer with a reference annotation written by trained annotators and rate their agreement on a {JUDGE_SCALE} "
     "scale. Judge meaning, not wording: a paraphrase that says the same thing is fully correct.\n\n"
-    "Answer with JSON only: " + ANSWER_CONTRACT["judge"]
+    "Answer with JSON only: " + judge_format("default").example
 )
 
 ER_RUBRIC = (
@@ -194,9 +188,10 @@ VP_RUBRIC = (
 )
 
 VP_RUBRIC_AUTHORS = (
-    "Score two parts and add them: target correctness 0-2 (2 = exactly the reference targets, 1 = partly, "
-    "0 = none) and viewpoint correctness 0-4 (4 = same stance and content, 0 = unrelated). "
-    'Answer with JSON only: {"target_score": <0-2>, "viewpoint_score": <0-4>}'
+    f"Score two parts and add them: target correctness {TARGET_SCALE} ({TARGET_SCALE.hi} = exactly the reference "
+    f"targets, 1 = partly, {TARGET_SCALE.lo} = none) and viewpoint correctness {VIEWPOINT_SCALE} "
+    f"({VIEWPOINT_SCALE.hi} = same stance and content, {VIEWPOINT_SCALE.lo} = unrelated). "
+    "Answer with JSON only: " + judge_format("authors").example
 )
 
 

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from rescue_bench.labels import JUDGED_TASKS
 from rescue_bench.report.runs import ReportInputError, Run
 
-JUDGED_TASKS = ("er", "vp")
 SCORES = (1, 2, 3, 4, 5)
 HUMAN_COLUMNS = ("id", "task", "human_score")
 SAMPLE_COLUMNS = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score")

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from rescue_bench.labels import GROUP_LABELS, SCENARIOS, patterns, strategies
+from rescue_bench.labels import GROUP_LABELS, RANKED_TASKS, SCENARIOS, patterns, strategies
 from rescue_bench.metrics import (
     AdditiveStatistic,
     binary_statistic,
@@ -49,7 +49,6 @@ Records = Sequence[dict[str, Any]]
 CLUSTER_KEY = "sample_id"
 ID_KEY = "id"
 N_BINS = 10
-RANKED_TASKS = ("rpp", "stp", "ssp")
 TOP1_METRIC = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
 """The paper's top-1 column of each ranking task (compared with the majority-class share)."""
 JUDGED_FIELDS = {"judge": "judge_score", "intensity": "intensity_score", "score": "score", "bertscore": "bertscore"}

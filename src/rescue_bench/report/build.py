@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rescue_bench.labels import SCENARIOS, patterns
+from rescue_bench.labels import RANKED_TASKS, SCENARIOS, patterns
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
@@ -29,7 +29,6 @@ from rescue_bench.scoring import SUMMARY_SCENARIOS
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
-PER_LABEL_TASKS = ("rpp", "stp", "ssp")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -139,13 +138,13 @@ def compute_report(
         report["majority_share"][run.name] = A.majority_shares(records)
         report["per_label"][run.name] = {
             t: {s: A.per_label_accuracy(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
-            for t in PER_LABEL_TASKS
+            for t in RANKED_TASKS
             if t in records
         }
         if "stp" in records:
             report["stp_roles"][run.name] = {s: A.per_role_accuracy(records["stp"], s) for s in SUMMARY_SCENARIOS}
         conf: dict[str, Any] = {}
-        for t in PER_LABEL_TASKS:
+        for t in RANKED_TASKS:
             if t in records:
                 conf[t] = {s: A.confusion(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
         if "stp" in records:
@@ -238,7 +237,7 @@ def per_label_tables(report: dict[str, Any]) -> list[T.Table]:
     names = [r["name"] for r in report["runs"]]
     paper = report["paper"].get("per_label_rpp_accuracy_avg_over_models") or {}
     tables = []
-    for task in PER_LABEL_TASKS:
+    for task in RANKED_TASKS:
         for s in SCENARIOS:
             per_run = [(n, report["per_label"][n][task][s]) for n in names if s in (report["per_label"][n].get(task) or {})]
             if per_run:

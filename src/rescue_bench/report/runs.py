@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rescue_bench.labels import SCENARIOS, TASKS
+from rescue_bench.errors import RescueError
+from rescue_bench.labels import SCENARIOS, TASKS, is_baseline
 
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "valid")
 """Fields every result record must have (see :func:`rescue_bench.scoring.base_record`)."""
 
-BASELINE_PREFIX = "baseline/"
 
 
-class ReportInputError(Exception):
+class ReportInputError(RescueError):
     """Bad report input; ``str(error)`` is one line naming the file (and line) at fault."""
 
     def __init__(self, path: str | Path, message: str, line: int | None = None):
@@ -47,7 +47,7 @@ class Run:
 
     @property
     def is_baseline(self) -> bool:
-        return self.model.startswith(BASELINE_PREFIX)
+        return is_baseline(self.model)
 
     @property
     def tasks(self) -> list[str]:

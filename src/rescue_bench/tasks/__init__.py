@@ -16,6 +16,7 @@ from rescue_bench.tasks.build import (
 from rescue_bench.tasks.instance import (
     DEFAULT_CONTEXT,
     Instance,
+    ModelInput,
     RowView,
     context_rows,
     instance_id,
@@ -31,6 +32,7 @@ __all__ = [
     "BuildOptions",
     "CountRow",
     "Instance",
+    "ModelInput",
     "RowView",
     "build_all",
     "build_instances",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rescue_bench.data.models import Clip
-from rescue_bench.labels import SCENARIOS, TASKS
+from rescue_bench.labels import SCENARIOS, TASKS, TaskName
 from rescue_bench.reference import FULL_RELEASE_CLIPS, table6
 from rescue_bench.tasks.er import build_er
 from rescue_bench.tasks.instance import Instance, shared_row_views
@@ -19,7 +19,7 @@ from rescue_bench.tasks.vp import build_vp
 
 Builder = Callable[[Clip, BuildOptions], list[Instance]]
 
-BUILDERS: dict[str, Builder] = {
+BUILDERS: dict[TaskName, Builder] = {
     "itp": build_itp,
     "rpp": build_rpp,
     "stp": build_stp,
@@ -29,7 +29,7 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def parse_tasks(spec: str | Iterable[str] | None) -> list[str]:
+def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
     """Task names from ``"itp,rpp"`` or a list (``None`` or ``"all"`` = all six), in canonical order.
 
     Raises ``ValueError`` naming the unknown task.

@@ -33,3 +33,18 @@ def test_valid(raw, expected):
 def test_invalid(raw):
     parsed = parse_vp_rubric(raw)
     assert not parsed.valid and parsed.prediction is None and parsed.error
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"Target_Score": 2, "Viewpoint_Score": 4}',
+        '{"TARGET_SCORE": 2, "VIEWPOINT_SCORE": 4}',
+        '```json\n{" target_score ": 2, "Viewpoint_score": 4}\n```',
+    ],
+)
+def test_keys_ignore_case_like_every_other_parser(raw):
+    # the parse module promises lenient form ("wrong case" included); parse_judge reads {"Score": 4}
+    parsed = parse_vp_rubric(raw)
+    assert parsed.valid, parsed.error
+    assert parsed.prediction == {"target_score": 2, "viewpoint_score": 4}

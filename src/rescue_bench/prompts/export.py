@@ -1,7 +1,7 @@
 """Exporting instances as training data: one chat example per instance (``rescue tasks export``).
 
 A chat example is what a model would see at evaluation time, followed by the gold answer written in
-the task's answer contract (:data:`rescue_bench.prompts.render.ANSWER_CONTRACT`)::
+the task's answer contract (:mod:`rescue_bench.contract`)::
 
     {"id", "task", "sample_id", "scenario", "fold",
      "messages": [{"role": "system", ...}, {"role": "user", ...}, {"role": "assistant", ...}]}
@@ -34,6 +34,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from rescue_bench.contract import answer_object
 from rescue_bench.prompts.render import render
 from rescue_bench.tasks.instance import Instance
 
@@ -54,15 +55,8 @@ def clip_fold(sample_id: str, folds: int = DEFAULT_FOLDS) -> int:
 def gold_answer(instance: Instance) -> dict[str, Any]:
     """The gold of ``instance`` as the answer object its task's contract asks for."""
     task, gold = instance.task, instance.gold
-    if task == "itp":
-        return {"answer": gold}
-    if task in ("rpp", "stp", "ssp"):
-        return {"ranking": [gold]}
-    if task == "er":
-        return {"emotion": gold["emotion"], "intensity": int(gold["intensity"])}
-    if task == "vp":
-        return {"viewpoints": [{"target": v["target"], "viewpoint": v["viewpoint"]} for v in gold]}
-    raise ValueError(f"unknown task {task!r}")
+    # a ranking task's gold is one label: the answer ranks it first and alone (see the module doc)
+    return answer_object(task, [gold] if task in ("rpp", "stp", "ssp") else gold)
 
 
 def gold_answer_text(instance: Instance) -> str:

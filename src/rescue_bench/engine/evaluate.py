@@ -1,0 +1,154 @@
+"""Evaluating a run's instances in this process through inspect_ai; nothing is written but logs.
+
+Speed (see docs/benchmarks.md): the result records are collected in memory as the scorer makes them
+(the run's :class:`~rescue_bench.engine.channel.RunChannel`), not read back from the logs;
+inspect_ai's realtime event buffer is off (it only feeds the live sample view of ``inspect view``
+during a run) and finished samples are written to the log 100 at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage, shard_connections, shard_of
+from rescue_bench.tasks.instance import Instance
+
+
+def _usage(logs: Sequence[Any]) -> dict[str, Any]:
+    """Token usage per model, summed over the logs (headers only: no sample is loaded)."""
+    parts = []
+    for log in logs:
+        for model, u in (log.stats.model_usage if log.stats and log.stats.model_usage else {}).items():
+            part = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0, "total_tokens": u.total_tokens or 0}
+            if getattr(u, "total_cost", None) is not None:
+                part["total_cost"] = u.total_cost
+            parts.append({model: part})
+    return merge_usage(parts)
+
+
+def _unscored(instance: Instance, error: str | None, settings: EvalSettings) -> dict[str, Any]:
+    """The record of a sample that got no answer (the call failed after its retries): invalid."""
+    from rescue_bench.engine.inspect_tasks import INSTANCE_FIELDS
+    from rescue_bench.scoring import base_record, with_authors_judge
+
+    record = base_record(instance.model_dump(mode="json", include=set(INSTANCE_FIELDS)), None)
+    record["error"] = f"no answer: {error}" if error else "no answer"
+    if record["task"] == "vp" and settings.vp_rubric == "authors" and settings.judge:
+        record = with_authors_judge(record, None)
+    return record
+
+
+def _gather_records(
+    chosen: Sequence[Instance], collected: dict[str, dict[str, Any]], logs: Sequence[Any], settings: EvalSettings
+) -> list[dict[str, Any]]:
+    """One record per instance of ``chosen``: the scorer's, else an invalid "no answer" record.
+
+    Only when some instance has no record are the logs read, for the error that stopped it.
+    """
+    wanted = {inst.id for inst in chosen if inst.id not in collected}
+    errors: dict[str, str] = {}
+    for log in logs if wanted else []:
+        for sample in log.samples or []:
+            if sample.id in wanted and sample.error:
+                errors[str(sample.id)] = sample.error.message
+    return [collected.get(inst.id) or _unscored(inst, errors.get(inst.id), settings) for inst in chosen]
+
+
+def evaluate(
+    settings: EvalSettings,
+    *,
+    display: str = "full",
+    shard: tuple[int, int] = (0, 1),
+    on_total: Callable[[int], None] | None = None,
+    on_record: Callable[[], None] | None = None,
+) -> tuple[int, Evaluated]:
+    """Load, build and run the instances of ``settings`` through inspect_ai; write nothing but logs.
+
+    ``shard=(k, n)``: only every n-th instance of each task from the k-th on (after ``--limit``),
+    with ``1/n`` of ``--max-connections``; the n shards together are the whole run. ``on_total`` gets
+    the number of instances to evaluate once they are built, ``on_record`` is called as each record
+    is made. Returns (clips loaded, what was evaluated).
+    """
+    from inspect_ai import eval as inspect_eval
+
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.channel import RunChannel
+    from rescue_bench.engine.inspect_tasks import rescue_task
+    from rescue_bench.engine.providers import GRADER, endpoint, get_provider_model, provider_args
+    from rescue_bench.engine.video_mode import plan_video
+    from rescue_bench.labels import cue_mode
+    from rescue_bench.tasks import BuildOptions, build_instances
+
+    index, count = shard
+    clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
+    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
+    video = plan_video(settings)  # the video mode: each shown row's clip goes with it
+    connections = shard_connections(settings.max_connections, count)
+    # one bound on calls in flight over all tasks, model and judge together: with it the six tasks run
+    # at the same time (sequential tasks left the CPU idle at each task's tail and start)
+    channel = RunChannel(on_record, max_calls=connections)
+    tasks = []
+    evaluated: list[Instance] = []
+    for name in settings.tasks:
+        instances = build_instances(clips, name, options)
+        chosen = instances[: settings.limit] if settings.limit else instances
+        if video is not None:  # instances with a missing clip are listed by run_eval, not run
+            chosen = video.complete(chosen)
+        chosen = shard_of(chosen, index, count)
+        if not chosen:
+            continue
+        evaluated += chosen
+        tasks.append(
+            rescue_task(
+                name,
+                instances,  # the baselines' pool: the whole set, whatever part is evaluated
+                evaluate=chosen,
+                mode=settings.mode,
+                context=settings.context,
+                cache=settings.cache and not settings.is_baseline,
+                temperature=settings.temperature,
+                vp_rubric=settings.vp_rubric,
+                attempt_timeout=settings.timeout,
+                channel=channel,
+                sample=video.sample if video is not None else None,
+            )
+        )
+    if on_total is not None:
+        on_total(len(evaluated))
+    gen_args: dict[str, Any] = {}
+    if connections is not None:
+        gen_args["max_connections"] = connections
+        gen_args["max_tasks"] = max(1, len(tasks))
+    if settings.max_retries is not None:
+        gen_args["max_retries"] = settings.max_retries
+    if settings.timeout is not None:
+        # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
+        # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
+        gen_args["attempt_timeout"] = settings.timeout
+    if settings.judge:
+        gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge)}
+    try:
+        logs = inspect_eval(
+            tasks,
+            model=settings.model,
+            model_base_url=endpoint(settings.model),
+            model_args={"seed": settings.seed} if settings.is_baseline else provider_args(settings.model),
+            log_dir=str(Path(settings.out) / "logs"),
+            display=display,  # type: ignore[arg-type]
+            fail_on_error=False,
+            score_display=False,
+            log_level="error",
+            log_realtime=False,
+            log_buffer=100,
+            log_samples=settings.log_samples,
+            **gen_args,
+        ) if tasks else []
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted() from exc
+    # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only
+    if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
+        raise RunInterrupted()
+    records = _gather_records(evaluated, channel.records, logs, settings)
+    return len(clips), Evaluated(records, _usage(logs), [getattr(log, "status", None) for log in logs])

@@ -1,0 +1,40 @@
+"""Conventions every ``rescue`` command keeps: each is behind the one error guard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from rescue_bench.cli import app
+
+
+def _commands(group: typer.Typer, path: str = "rescue") -> Iterator[tuple[str, Any]]:
+    for info in group.registered_commands:
+        yield f"{path} {info.name or info.callback.__name__}", info.callback
+    for sub in group.registered_groups:
+        yield from _commands(sub.typer_instance, f"{path} {sub.name}")
+
+
+def test_every_command_is_guarded():
+    commands = dict(_commands(app))
+    assert {"rescue eval", "rescue report", "rescue data validate", "rescue tasks build", "rescue agreement score"} <= set(commands)
+    unguarded = [name for name, callback in commands.items() if not getattr(callback, "__rescue_guarded__", False)]
+    assert not unguarded, f"commands without the error guard (use cli._common.command or guard): {unguarded}"
+
+
+def test_an_unexpected_error_is_one_line(monkeypatch):
+    """The guard's last resort: an exception nobody expected is one line and exit 2, no traceback."""
+    from typer.testing import CliRunner
+
+    import rescue_bench.tasks.build as build
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("something broke\nover two lines")
+
+    monkeypatch.setattr(build, "build_all", boom)
+    result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == ["error: unexpected RuntimeError: something broke over two lines (set RESCUE_DEBUG=1 for details)"]
