@@ -159,7 +159,7 @@ def chain_scorer(
         record = chain_record(point, task_state.store.get(CHAIN_KEY) or {}, state, how_given_gold)
         if judge:
             requests = judge_requests(point, record)
-            judged = await gather(*(_ask(judge, r.prompt, parse_judge, attempt_timeout, collect) for r in requests))
+            judged = await gather(*(_judge_one(judge, r.prompt, attempt_timeout, collect) for r in requests))
             record = with_judges(record, {r.key: value for r, value in zip(requests, judged)})
         if collect is not None and collect in COLLECTED:
             COLLECTED[collect][record["id"]] = record
@@ -167,6 +167,16 @@ def chain_scorer(
         return Score(value=float(right), answer=record["prediction"]["when"], explanation=record["error"], metadata={"record": record})
 
     return score
+
+
+async def _judge_one(judge: str, prompt: Any, attempt_timeout: int | None, slots: str | None) -> tuple[int | None, bool]:
+    """One judge score (one re-ask when the reply is not a score). A call that fails after its
+    retries counts like a judge that never gave a valid score: 1, flagged. The tasks lose the whole
+    record then; a chain has several judged parts, so only the part is lost, not the point."""
+    try:
+        return await _ask(judge, prompt, parse_judge, attempt_timeout, slots)
+    except Exception:  # noqa: BLE001 - the judge's retries are spent
+        return None, True
 
 
 def agent_task(

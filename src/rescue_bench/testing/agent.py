@@ -57,12 +57,12 @@ class AgentAnswers:
         last = str(messages[-1].get("content", ""))
         if step == "state":
             clients = _split(m.group(1)) if (m := _CLIENTS.search(last)) else []
-            pairs = [p.split("->") for p in _split(m.group(1))] if (m := _PAIRS.search(last)) else []
+            pairs = [p.split("->", 1) for p in _split(m.group(1)) if "->" in p] if (m := _PAIRS.search(last)) else []
             patterns = _split(m.group(1)) if (m := _PATTERNS.search(last)) else []
             return 200, json.dumps(
                 {
                     "emotions": [{"client": c, "emotion": "hurt and on guard", "intensity": self.intensity} for c in clients],
-                    "stances": [{"source": a.strip(), "target": b.strip(), "viewpoint": "feels unheard by them"} for a, b in pairs if b],
+                    "stances": [{"source": a.strip(), "target": b.strip(), "viewpoint": "feels unheard by them"} for a, b in pairs],
                     "pattern": patterns[0] if patterns else "",
                 }
             )
