@@ -33,7 +33,16 @@ import json
 
 import pytest
 
-from rescue_bench.agent import AgentOptions, build_points, chain_record, judge_requests, summarize_chain, with_bertscores, with_judges
+from rescue_bench.agent import (
+    AgentOptions,
+    bertscore_requests,
+    build_points,
+    chain_record,
+    judge_requests,
+    summarize_chain,
+    with_bertscores,
+    with_judges,
+)
 
 from .helpers import drive, hand_clip
 
@@ -85,8 +94,6 @@ def records() -> list[dict]:
         record = chain_record(point, chain.results, "explicit")
         requests = judge_requests(point, record)
         record = with_judges(record, {r.key: (JUDGE[_who(record, r.key)], False) for r in requests})
-        from rescue_bench.agent import bertscore_requests
-
         record = with_bertscores(record, {k: BERT[_who(record, k if k != "turn" else "turn/turn")] for k, _, _ in bertscore_requests(record)})
         out.append(record)
     return out

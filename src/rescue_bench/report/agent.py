@@ -268,6 +268,12 @@ def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, list[dict[
     ax.set_xlim(-0.6, len(groups) - 0.4)
 
 
+def _legend(fig: Any, ax: Any, font: int) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(labels)), fontsize=font - 1, frameon=False)
+
+
 def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
     """Two figures: the step metrics of every agent run, and its neglect rate beside the therapist's."""
     from rescue_bench.report.figures import FONT, _figure, _save, _style
@@ -277,27 +283,27 @@ def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path,
     out = []
     names = [r["name"] for r in agent["runs"]]
     legend = {r["name"]: f"{r['name']}, state {r['state']}" for r in agent["runs"]}
-    fig, axes = _figure(3.2)
+    fig, axes = _figure(3.2 + 0.15 * len(names))
     ax = axes[0, 0]
     _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent["metrics"][n]["both"][m] for m in STEP_FIGURE]) for n in names], "pct")
     ax.set_ylabel("percent (both scenarios)")
     ax.set_ylim(0, 105)
     ax.set_title("Support agent: steps of the chain and joint success (error bars: bootstrap CI over clips)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=FONT - 1, frameon=False, loc="upper right")
+    _legend(fig, ax, FONT)
     _style(ax)
     path = _save(fig, fig_dir / "agent_steps.png")
     out.append((path, "Support agent: when F1, whom and how Recall@1 (own and gold target) and joint success per run, "
                       "with cluster-bootstrap intervals."))
-    fig, axes = _figure(3.0)
+    fig, axes = _figure(3.0 + 0.15 * len(names))
     ax = axes[0, 0]
     series = [(legend[n], [agent["metrics"][n]["both"]["neglect_agent"], agent["metrics"][n]["both"]["neglect_therapist"]]) for n in names]
     _bars(ax, ["agent", "real therapist"], series, "pct")
-    ax.set_ylabel("turns leaving the most distressed client out (%)")
+    ax.set_ylabel("turns leaving that client out (%)")
     ax.set_ylim(0, 105)
-    ax.set_title("Neglect rate at points with a clearly most distressed client")
+    ax.set_title("Neglect rate at points with a clearly most distressed client (error bars: bootstrap CI over clips)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=FONT - 1, frameon=False, loc="upper right")
+    _legend(fig, ax, FONT)
     _style(ax)
     path = _save(fig, fig_dir / "agent_neglect.png")
     out.append((path, "Neglect rate of the agent and of the real therapist at the same points, with bootstrap intervals."))
