@@ -23,7 +23,6 @@ Output folder::
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import uuid
 from collections import Counter

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from rescue_bench.agent import AGENT_TASK, BY_NAME, GROUP_TITLES, GROUPS, METRICS, chain_metrics
+from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
 from rescue_bench.metrics import bootstrap_ci, paired_delta_ci
 from rescue_bench.report import render as R
