@@ -146,8 +146,9 @@ def eval_command(
     print_agent_summary(summary, f"{model}: support agent chain (state {state}, {mode})")
     run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
     calls = run["calls"]
+    what = "steps answered offline (no model calls)" if model.startswith("baseline/") else "calls"
     console.print(
-        f"calls: {calls['chain_total']} chain steps ({', '.join(f'{k} {v}' for k, v in calls['chain_steps'].items())}), "
+        f"{what}: {calls['chain_total']} chain steps ({', '.join(f'{k} {v}' for k, v in calls['chain_steps'].items())}), "
         f"{calls['chain_judge']} judge; single-task ablation {calls['single_task']} + {calls['single_task_judge']} judge",
         highlight=False,
         markup=False,
