@@ -27,7 +27,7 @@ from rescue_bench.cli._common import command, guard
 
 @guard
 def report_command(
-    run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` output folders (one or more).", show_default=False),
+    run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` or `rescue agent eval` output folders (one or more).", show_default=False),
     data: Optional[list[Path]] = typer.Option(
         None, "--data", "-d",
         help="Release JSONL or per-clip folder for the data figures (repeatable). Default: the data recorded in the first run's run.json.",

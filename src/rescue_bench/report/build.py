@@ -89,7 +89,8 @@ def compute_report(
     ``majority_share``, ``tests``, ``per_label``, ``stp_roles``, ``confusion``, ``position``, ``usage``,
     ``data`` (transitions, label distributions, gold pattern positions), ``paper``, ``warnings``.
     """
-    runs = _ordered(runs)
+    every_run = list(runs)
+    runs = _ordered([r for r in runs if r.tasks])  # agent-only runs are reported in their own section
     warnings: list[str] = []
     report: dict[str, Any] = {
         "settings": {
@@ -183,6 +184,10 @@ def compute_report(
         "label_shares": ref.get("label_shares"),
         "per_label_rpp_accuracy_avg_over_models": ref.get("per_label_rpp_accuracy_avg_over_models"),
     }
+    from rescue_bench.report.agent import compute_agent  # hook: the support agent's section
+
+    report["agent"] = compute_agent(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    warnings.extend(report["agent"]["warnings"])
     report["warnings"] = warnings
     report["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
@@ -395,6 +400,13 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[
 
     figs = draw_figures(report, fig_dir)
     files["figures"] = [str(p) for p, _ in figs]
+    from rescue_bench.report.agent import write_agent  # hook: the support agent's section
+
+    agent_tables, agent_figures, agent_html = write_agent(
+        report["agent"], tab_dir, fig_dir, confidence=report["settings"]["confidence"], n_resamples=report["settings"]["resamples"]
+    )
+    files["tables"] += agent_tables
+    files["figures"] += agent_figures
 
     report = dict(report, files=files)
     (out / "report.json").write_text(json.dumps(_json_safe(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -419,6 +431,8 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[
     usage = R.to_html(tables["usage"]) if "usage" in tables else "<p>No token usage recorded in run.json.</p>"
     sections.append(("answers", "Invalid answers and usage", R.to_html(tables["invalid_rates"]) + "\n" + usage))
     sections.append(("figures", "Figures", "\n".join(R.figure_html(p, c) for p, c in figs) or "<p>No figures.</p>"))
+    if agent_html is not None:
+        sections.append(("agent", "Support agent (chain)", agent_html))
     html_text = R.html_document("RESCUE-Bench report", sections)
     (out / "report.html").write_text(html_text, encoding="utf-8")
     files["report"] = [str(out / "report.json"), str(out / "report.html")]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rescue_bench.agent.points import AGENT_TASK
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import SCENARIOS, TASKS, is_baseline
 
@@ -139,8 +140,8 @@ def load_run(path: str | Path) -> Run:
     records: dict[str, list[dict[str, Any]]] = {}
     for file in sorted(results.glob("*.jsonl")):
         task = file.stem
-        if task not in TASKS:
-            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join(TASKS)})")
+        if task not in TASKS and task != AGENT_TASK:  # agent.jsonl: `rescue agent eval` chain records
+            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join((*TASKS, AGENT_TASK))})")
         records[task] = read_results(file, task)
     if not any(records.values()):
         raise ReportInputError(results, "no records (expected results/<task>.jsonl files)")
