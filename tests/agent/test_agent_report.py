@@ -184,4 +184,4 @@ def test_a_broken_agent_record_is_one_line_exit_2(tmp_path):
     (folder / "results" / "agent.jsonl").write_text('{"id": "agent-1", "task": "agent"}\n')
     result = runner.invoke(app, ["report", str(folder), "--out", str(tmp_path / "r")])
     assert result.exit_code == 2
-    assert "agent.jsonl:1" in result.output and "lacks field" in result.output and "Traceback" not in result.output
+    assert "agent.jsonl:1: field sample_id is missing" in result.output and "Traceback" not in result.output
