@@ -19,6 +19,7 @@ from rescue_bench.cli._common import (
     TasksOption,
     check_context,
     check_mode,
+    check_model,
     check_tasks,
     fail,
     guard,
@@ -87,10 +88,11 @@ def eval_command(
     workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the calls over (for fast endpoints, where one process is CPU-bound); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
-    from rescue_bench.labels import RUBRICS, is_baseline
+    from rescue_bench.labels import RUBRICS
 
     if vp_rubric not in RUBRICS:
         raise fail(f"--vp-rubric must be one of {', '.join(RUBRICS)} (got {vp_rubric!r})")
+    check_model(model)
     task_list = check_tasks(tasks)
     from rescue_bench.labels import VIDEO_MODE
 
@@ -98,11 +100,6 @@ def eval_command(
     if (eval_mode == VIDEO_MODE) != (assets is not None):
         raise fail("--mode video needs --assets ASSETS" if assets is None else "--assets is only used with --mode video")
     context = check_context(context)
-    if is_baseline(model):
-        from rescue_bench.baselines import BASELINES
-
-        if model.split("/", 1)[1] not in BASELINES:
-            raise fail(f"unknown baseline {model!r}; expected one of {', '.join('baseline/' + b for b in BASELINES)}")
     from rescue_bench.engine.run import run_eval
     from rescue_bench.engine.settings import EvalSettings
 
