@@ -1,0 +1,335 @@
+"""Reading and changing rows and segments: saves with optimistic versioning, the audit log, comments,
+discarding and restoring a segment.
+
+A save names the version it started from. It is applied only if the row is still at that version
+(one conditional ``UPDATE ... WHERE version = :v``), otherwise it is refused with the row as it is
+now (:class:`~rescue_bench.review.errors.Conflict`, HTTP 409). Every applied change writes one audit
+entry per changed field (who, when, field, old, new) in the same transaction, so an accepted save
+without its audit entry, or an audit entry without its save, cannot exist.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from rescue_bench.data.models import Row
+from rescue_bench.review.access import copy_for, get_row
+from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound
+from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
+
+EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
+"""Every row field of the release format (SPEC section 1). Unknown keys of a row are kept, not edited."""
+
+MAX_TEXT = 20_000
+"""Longest comment or discard reason, in characters."""
+
+
+@dataclass(frozen=True)
+class RowState:
+    """A row as one copy holds it now, and everything the API and the row page show about it."""
+
+    position: int
+    row: dict[str, Any]
+    draft: dict[str, Any]
+    version: int
+    reviewed: bool
+    edited: bool
+    updated_by: str | None
+    updated_at: datetime | None
+    reviewed_by: str | None
+    segment_status: str
+
+    @property
+    def status(self) -> str:
+        """``reviewed``, ``edited`` (saved, not yet marked reviewed) or ``draft`` (untouched)."""
+        if self.reviewed:
+            return "reviewed"
+        return "edited" if self.edited else "draft"
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "draft": self.draft,
+            "version": self.version,
+            "status": self.status,
+            "reviewed": self.reviewed,
+            "edited": self.edited,
+            "updated_by": self.updated_by,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+            "reviewed_by": self.reviewed_by,
+            "segment_status": self.segment_status,
+        }
+
+
+def _username(session: Session, user_id: int | None) -> str | None:
+    if user_id is None:
+        return None
+    user = session.get(User, user_id)
+    return user.username if user else None
+
+
+def _state(session: Session, segment: Segment, row: SegmentRow, value: RowValue) -> RowState:
+    draft = json.loads(row.draft_json)
+    return RowState(
+        position=row.position,
+        row=json.loads(value.value_json) if value.value_json is not None else draft,
+        draft=draft,
+        version=value.version,
+        reviewed=value.reviewed,
+        edited=value.edited,
+        updated_by=_username(session, value.updated_by),
+        updated_at=value.updated_at,
+        reviewed_by=_username(session, value.reviewed_by),
+        segment_status=segment.status,
+    )
+
+
+def _value(session: Session, copy: Copy, row: SegmentRow, *, fresh: bool = False) -> RowValue:
+    query = select(RowValue).where(RowValue.copy_id == copy.id, RowValue.row_id == row.id)
+    if fresh:
+        query = query.execution_options(populate_existing=True)
+    value = session.scalars(query).first()
+    if value is None:  # copies are created with a value per row; a missing one is a broken database
+        raise NotFound(f"row {row.position} has no value in this copy")
+    return value
+
+
+def read_row(session: Session, user: User, segment: Segment, position: int) -> RowState:
+    """The row at ``position`` as ``user``'s copy holds it."""
+    row = get_row(session, segment, position)
+    return _state(session, segment, row, _value(session, copy_for(session, user, segment), row))
+
+
+def validate_fields(fields: dict[str, Any]) -> None:
+    """Refuse unknown field names and values the release format does not accept (one message, named)."""
+    if not isinstance(fields, dict):
+        raise Invalid("fields must be an object of field name -> value", "fields")
+    for name in fields:
+        if name not in EDITABLE_FIELDS:
+            raise Invalid(f"unknown field {name!r}; editable fields: {', '.join(EDITABLE_FIELDS)}", name)
+    try:
+        Row.model_validate(fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [p for p in err["loc"] if p not in ("int", "float")]
+        path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
+        raise Invalid(f"{path}: {err['msg']}", str(loc[0]) if loc else None) from None
+
+
+def _canonical(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as the release format writes it (declared fields in order, then unknown keys)."""
+    return Row.model_validate(row).model_dump(mode="json", exclude_unset=True)
+
+
+_ABSENT = object()
+
+
+def save_row(
+    session: Session,
+    user: User,
+    segment: Segment,
+    position: int,
+    *,
+    version: int,
+    fields: dict[str, Any],
+    reviewed: bool | None = None,
+    now: datetime | None = None,
+) -> RowState:
+    """Apply ``fields`` (and the reviewed mark) to the row if it is still at ``version``.
+
+    Raises :class:`Conflict` (with the current row) when someone saved since, :class:`Invalid` for a
+    value the release format refuses, :class:`Locked` when the segment is discarded. A save that
+    changes nothing returns the row unchanged (same version, no audit entry).
+    """
+    if segment.status == "discarded":
+        raise Locked("this segment is discarded; restore it before editing")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise Invalid("version must be an integer", "version")
+    validate_fields(fields)
+    now = now or utcnow()
+    copy = copy_for(session, user, segment)
+    row = get_row(session, segment, position)
+    value = _value(session, copy, row)
+    if value.version != version:
+        raise Conflict(_state(session, segment, row, value).to_api())
+    current = json.loads(value.value_json if value.value_json is not None else row.draft_json)
+    new = _canonical({**current, **fields})
+    changes = []
+    for name in fields:
+        old_v, new_v = current.get(name, _ABSENT), new.get(name, _ABSENT)
+        old_j = None if old_v is _ABSENT else dumps(old_v)
+        new_j = None if new_v is _ABSENT else dumps(new_v)
+        if old_j != new_j:
+            changes.append((name, old_j, new_j))
+    review_change = reviewed is not None and bool(reviewed) != value.reviewed
+    if not changes and not review_change:
+        return _state(session, segment, row, value)
+    new_json = dumps(new)
+    edited = new_json != row.draft_json  # the draft is stored in the same canonical form
+    values: dict[str, Any] = {
+        "value_json": new_json if changes or value.value_json is not None else None,
+        "version": version + 1,
+        "edited": edited,
+        "updated_by": user.id,
+        "updated_at": now,
+    }
+    if review_change:
+        values.update(reviewed=bool(reviewed), reviewed_by=user.id if reviewed else None, reviewed_at=now if reviewed else None)
+    result = session.execute(
+        update(RowValue).where(RowValue.id == value.id, RowValue.version == version).values(**values).execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]  # someone saved between our read and this write
+        session.rollback()
+        fresh_row = get_row(session, segment, position)
+        raise Conflict(_state(session, segment, fresh_row, _value(session, copy, fresh_row, fresh=True)).to_api())
+    for name, old_j, new_j in changes:
+        session.add(AuditEntry(at=now, user_id=user.id, action="edit", segment_id=segment.id, row_id=row.id, copy_id=copy.id, field=name, old_json=old_j, new_json=new_j, version=version + 1))
+    if review_change:
+        session.add(AuditEntry(at=now, user_id=user.id, action="review", segment_id=segment.id, row_id=row.id, copy_id=copy.id, field="reviewed", old_json=dumps(value.reviewed), new_json=dumps(bool(reviewed)), version=version + 1))
+    session.flush()
+    return _state(session, segment, row, _value(session, copy, row, fresh=True))
+
+
+# ------------------------------------------------------------------------------------------------
+# comments, discard, restore
+# ------------------------------------------------------------------------------------------------
+
+
+def _text_arg(text: Any, name: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise Invalid(f"{name} must be a non-empty text", name)
+    if len(text) > MAX_TEXT:
+        raise Invalid(f"{name} is longer than {MAX_TEXT} characters", name)
+    return text.strip()
+
+
+def add_comment(session: Session, user: User, segment: Segment, text: str, *, position: int | None = None, now: datetime | None = None) -> Comment:
+    """A comment on the segment, or on one of its rows (``position``)."""
+    text = _text_arg(text, "text")
+    copy_for(session, user, segment)  # may the user work on it at all?
+    row = get_row(session, segment, position) if position is not None else None
+    now = now or utcnow()
+    comment = Comment(segment_id=segment.id, row_id=row.id if row else None, user_id=user.id, created_at=now, text=text)
+    session.add(comment)
+    session.add(AuditEntry(at=now, user_id=user.id, action="comment", segment_id=segment.id, row_id=row.id if row else None, field="comment", new_json=dumps(text)))
+    session.flush()
+    return comment
+
+
+def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
+    rows = session.execute(
+        select(Comment, User.username, SegmentRow.position)
+        .join(User, User.id == Comment.user_id)
+        .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
+        .where(Comment.segment_id == segment.id)
+        .order_by(Comment.id)
+    ).all()
+    return [
+        {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
+        for c, name, pos in rows
+    ]
+
+
+def set_status(session: Session, user: User, segment: Segment, status: str, reason: str | None = None, now: datetime | None = None) -> Segment:
+    """Discard (``reason`` required) or restore (``status="open"``) a segment; audited."""
+    copy_for(session, user, segment)
+    if status not in ("open", "discarded"):
+        raise Invalid(f"unknown status {status!r}", "status")
+    if status == "discarded":
+        reason = _text_arg(reason, "reason")
+    if segment.status == status:
+        raise Invalid(f"segment is already {'discarded' if status == 'discarded' else 'open'}", "status")
+    now = now or utcnow()
+    old = segment.status
+    result = session.execute(
+        update(Segment)
+        .where(Segment.id == segment.id, Segment.status == old)
+        .values(status=status, status_reason=reason if status == "discarded" else None, status_by=user.id, status_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise Invalid("the segment's status was changed by someone else; reload", "status")
+    session.add(AuditEntry(at=now, user_id=user.id, action="discard" if status == "discarded" else "restore", segment_id=segment.id, field="status", old_json=dumps(old), new_json=dumps(status), note=reason))
+    session.flush()
+    session.refresh(segment)
+    return segment
+
+
+# ------------------------------------------------------------------------------------------------
+# the audit log
+# ------------------------------------------------------------------------------------------------
+
+
+def audit_entries(session: Session, *, segment: Segment | None = None, row: SegmentRow | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``."""
+    query = (
+        select(AuditEntry, User.username, Segment.sample_id, SegmentRow.position)
+        .outerjoin(User, User.id == AuditEntry.user_id)
+        .outerjoin(Segment, Segment.id == AuditEntry.segment_id)
+        .outerjoin(SegmentRow, SegmentRow.id == AuditEntry.row_id)
+        .order_by(AuditEntry.id.desc())
+        .limit(limit)
+    )
+    if segment is not None:
+        query = query.where(AuditEntry.segment_id == segment.id)
+    if row is not None:
+        query = query.where(AuditEntry.row_id == row.id)
+    out = []
+    for entry, username, sample_id, position in session.execute(query).all():
+        out.append(
+            {
+                "id": entry.id,
+                "at": entry.at.isoformat(),
+                "user": username,
+                "action": entry.action,
+                "segment": sample_id,
+                "row": position,
+                "field": entry.field,
+                "old": None if entry.old_json is None else json.loads(entry.old_json),
+                "new": None if entry.new_json is None else json.loads(entry.new_json),
+                "old_absent": entry.old_json is None,
+                "new_absent": entry.new_json is None,
+                "version": entry.version,
+                "note": entry.note,
+            }
+        )
+    return out
+
+
+def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None) -> list[RowState]:
+    """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
+    copy = copy_for(session, user, segment)
+    query = (
+        select(SegmentRow, RowValue)
+        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy.id))
+        .where(SegmentRow.segment_id == segment.id)
+        .order_by(SegmentRow.position)
+    )
+    if positions is not None:
+        query = query.where(SegmentRow.position.in_(positions))
+    names = {u.id: u.username for u in session.scalars(select(User))}
+    out = []
+    for row, value in session.execute(query).all():
+        draft = json.loads(row.draft_json)
+        out.append(
+            RowState(
+                position=row.position,
+                row=json.loads(value.value_json) if value.value_json is not None else draft,
+                draft=draft,
+                version=value.version,
+                reviewed=value.reviewed,
+                edited=value.edited,
+                updated_by=names.get(value.updated_by) if value.updated_by else None,
+                updated_at=value.updated_at,
+                reviewed_by=names.get(value.reviewed_by) if value.reviewed_by else None,
+                segment_status=segment.status,
+            )
+        )
+    return out
