@@ -87,9 +87,9 @@ class ConflictOut(RowOut):
 
 
 class SaveIn(BaseModel):
-    version: int = Field(description="the version your edit started from")
+    version: int = Field(strict=True, description="the version your edit started from")
     fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
-    reviewed: Optional[bool] = Field(None, description="mark the row reviewed (true) or not (false)")
+    reviewed: Optional[bool] = Field(None, strict=True, description="mark the row reviewed (true) or not (false)")
 
 
 class CommentIn(BaseModel):
