@@ -10,10 +10,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Select, delete, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import FINAL_LABEL, Assignment, AuditEntry, Copy, Segment, SegmentRow, User, dumps, utcnow
+
+
+_FINAL = aliased(Copy, name="final_copy")
+"""Built once: constructing an alias per query costs more than the query (SQLAlchemy adapts every column)."""
 
 
 def visible_segments(user: User) -> Select[tuple[Segment]]:
@@ -25,10 +29,24 @@ def visible_segments(user: User) -> Select[tuple[Segment]]:
 
 
 def get_segment(session: Session, user: User, key: str) -> Segment:
-    """The segment with opaque id ``key`` if ``user`` may see it; :class:`NotFound` otherwise."""
-    segment = session.scalars(visible_segments(user).where(Segment.key == key)).first()
-    if segment is None:
+    """The segment with opaque id ``key`` if ``user`` may see it; :class:`NotFound` otherwise.
+
+    One query finds the segment, the user's assignment and the final copy, and remembers which copy
+    the user edits for :func:`copy_for` (per session), so a row read or save costs few round trips.
+    """
+    final = _FINAL
+    found = session.execute(
+        select(Segment, Assignment.copy_id, final.id)
+        .outerjoin(Assignment, (Assignment.segment_id == Segment.id) & (Assignment.user_id == user.id))
+        .join(final, (final.segment_id == Segment.id) & (final.label == FINAL_LABEL))
+        .where(Segment.key == key)
+    ).first()
+    if found is None:
         raise NotFound("no such segment")
+    segment, assigned_copy, final_id = found
+    if assigned_copy is None and not user.is_admin:
+        raise NotFound("no such segment")
+    session.info.setdefault("copy_for", {})[(user.id, segment.id)] = assigned_copy or final_id
     return segment
 
 
@@ -43,6 +61,12 @@ def get_row(session: Session, segment: Segment, position: int) -> SegmentRow:
 
 def final_copy(session: Session, segment: Segment) -> Copy:
     return session.scalars(select(Copy).where(Copy.segment_id == segment.id, Copy.label == FINAL_LABEL)).one()
+
+
+def copy_id_for(session: Session, user: User, segment: Segment) -> int:
+    """The id of the copy ``user`` reads and edits (see :func:`copy_for`)."""
+    known = session.info.get("copy_for", {}).get((user.id, segment.id))
+    return known if known is not None else copy_for(session, user, segment).id
 
 
 def copy_for(session: Session, user: User, segment: Segment) -> Copy:

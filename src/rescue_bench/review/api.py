@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -28,15 +28,9 @@ changed `fields`; if someone saved the row since, the answer is **409** with the
 router = APIRouter(prefix="/api", tags=["api"])
 
 
-def current_user(request: Request) -> User:
-    return state(request).user(request)
-
-
-def admin_user(request: Request) -> User:
-    user = state(request).user(request)
+def require_admin(user: User) -> None:
     if not user.is_admin:
         raise Forbidden("admins only")
-    return user
 
 
 # ------------------------------------------------------------------------------------------------
@@ -127,9 +121,10 @@ def login(body: LoginIn, request: Request) -> Response:
 
 
 @router.post("/logout", status_code=204)
-def logout(request: Request, user: User = Depends(current_user)) -> Response:
+def logout(request: Request) -> Response:
     st = state(request)
     with st.db.write() as session:
+        user = st.auth(session, request)
         users.end_sessions(session, user.id)
     response = Response(status_code=204)
     st.clear_cookie(response)
@@ -137,7 +132,8 @@ def logout(request: Request, user: User = Depends(current_user)) -> Response:
 
 
 @router.get("/me")
-def me(request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def me(request: Request) -> dict[str, Any]:
+    user = state(request).user(request)
     data = state(request).session_data(request)
     return {"username": user.username, "role": user.role, "csrf_token": data.csrf if data else None}
 
@@ -148,8 +144,9 @@ def me(request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
 
 
 @router.get("/segments", response_model=list[SegmentOut])
-def list_segments(request: Request, user: User = Depends(current_user)) -> Response:
+def list_segments(request: Request) -> Response:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         return JSONResponse(progress.segment_list(session, user))
 
 
@@ -172,8 +169,9 @@ def _row_summary(r: edits.RowState) -> dict[str, Any]:
 
 
 @router.get("/segments/{segment}")
-def get_segment(segment: str, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def get_segment(segment: str, request: Request) -> dict[str, Any]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
         return {
             "id": seg.key,
@@ -189,8 +187,9 @@ def get_segment(segment: str, request: Request, user: User = Depends(current_use
 
 
 @router.get("/segments/{segment}/rows/{row_index}", response_model=RowOut)
-def get_row(segment: str, row_index: int, request: Request, user: User = Depends(current_user)) -> Response:
+def get_row(segment: str, row_index: int, request: Request) -> Response:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
         return JSONResponse(edits.read_row(session, user, seg, row_index).to_api())
 
@@ -200,51 +199,59 @@ def get_row(segment: str, row_index: int, request: Request, user: User = Depends
     response_model=RowOut,
     responses={409: {"model": ConflictOut, "description": "stale version: nothing applied; the current row is returned"}, 422: {"description": "a value the release format refuses"}, 423: {"description": "segment discarded"}},
 )
-def save_row(segment: str, row_index: int, body: SaveIn, request: Request, user: User = Depends(current_user)) -> Response:
+def save_row(segment: str, row_index: int, body: SaveIn, request: Request) -> Response:
     with state(request).db.write() as session:
+        user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
         result = edits.save_row(session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed)
         return JSONResponse(result.to_api())
 
 
 @router.get("/segments/{segment}/rows/{row_index}/audit")
-def row_audit(segment: str, row_index: int, request: Request, user: User = Depends(current_user)) -> list[dict[str, Any]]:
+def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
         return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index))
 
 
 @router.get("/segments/{segment}/comments")
-def list_comments(segment: str, request: Request, user: User = Depends(current_user)) -> list[dict[str, Any]]:
+def list_comments(segment: str, request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         return edits.comments(session, access.get_segment(session, user, segment))
 
 
 @router.post("/segments/{segment}/comments", status_code=201)
-def add_comment(segment: str, body: CommentIn, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def add_comment(segment: str, body: CommentIn, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
+        user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
         comment = edits.add_comment(session, user, seg, body.text, position=body.row)
         return {"id": comment.id, "user": user.username, "at": comment.created_at.isoformat(), "row": body.row, "text": comment.text}
 
 
 @router.post("/segments/{segment}/discard")
-def discard(segment: str, body: ReasonIn, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def discard(segment: str, body: ReasonIn, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
+        user = state(request).auth(session, request)
         seg = edits.set_status(session, user, access.get_segment(session, user, segment), "discarded", body.reason)
         return {"status": seg.status, "status_reason": seg.status_reason}
 
 
 @router.post("/segments/{segment}/restore")
-def restore(segment: str, request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def restore(segment: str, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
+        user = state(request).auth(session, request)
         seg = edits.set_status(session, user, access.get_segment(session, user, segment), "open")
         return {"status": seg.status, "status_reason": seg.status_reason}
 
 
 @router.put("/segments/{segment}/assignees")
-def set_assignees(segment: str, body: AssigneesIn, request: Request, user: User = Depends(admin_user)) -> dict[str, Any]:
+def set_assignees(segment: str, body: AssigneesIn, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
         seg = access.get_segment(session, user, segment)
         return {"assignees": access.set_assignees(session, seg, body.usernames, by=user)}
 
@@ -255,8 +262,9 @@ def set_assignees(segment: str, body: AssigneesIn, request: Request, user: User 
 
 
 @router.get("/progress")
-def get_progress(request: Request, user: User = Depends(current_user)) -> dict[str, Any]:
+def get_progress(request: Request) -> dict[str, Any]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
         out: dict[str, Any] = {"totals": progress.figures(session, user)}
         if user.is_admin:
             out["annotators"] = progress.per_annotator(session)
@@ -264,19 +272,25 @@ def get_progress(request: Request, user: User = Depends(current_user)) -> dict[s
 
 
 @router.get("/audit")
-def get_audit(request: Request, limit: int = Query(200, ge=1, le=5000), user: User = Depends(admin_user)) -> list[dict[str, Any]]:
+def get_audit(request: Request, limit: int = Query(200, ge=1, le=5000)) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
         return edits.audit_entries(session, limit=limit)
 
 
 @router.get("/users")
-def get_users(request: Request, user: User = Depends(admin_user)) -> list[dict[str, Any]]:
+def get_users(request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
         return users.list_users(session)
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False, user: User = Depends(admin_user)) -> Response:
+def export(request: Request, include_discarded: bool = False) -> Response:
     with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
         body = "".join(store.export_lines(session, include_discarded=include_discarded))
     return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.orm import Session
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rescue_bench.review.assets import Assets
@@ -63,16 +64,20 @@ class State:
     def session_data(self, request: Request) -> SessionData | None:
         return self.signer.read(request.cookies.get(SESSION_COOKIE))
 
-    def user(self, request: Request) -> User:
-        """The logged-in user (detached from any session), or :class:`AuthError`."""
+    def auth(self, session: Session, request: Request) -> User:
+        """The logged-in user, loaded in ``session``, or :class:`AuthError`."""
         data = self.session_data(request)
         if data is None:
             raise AuthError()
-        with self.db.read() as session:
-            user = session.get(User, data.user_id)
+        user = session.get(User, data.user_id)
         if user is None or not user.active or user.auth_epoch != data.epoch:
             raise AuthError()
         return user
+
+    def user(self, request: Request) -> User:
+        """The logged-in user (detached from any session), or :class:`AuthError`."""
+        with self.db.read() as session:
+            return self.auth(session, request)
 
     def set_cookie(self, response: Response, token: str) -> None:
         response.set_cookie(

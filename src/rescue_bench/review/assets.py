@@ -117,8 +117,8 @@ def _time(value: Any) -> float | None:
 def subtitles(rows: list[dict[str, Any]], position: int, manifest: Manifest | None, *, neighbours: int = 1) -> list[dict[str, Any]]:
     """The subtitles of the row at ``position`` and of ``neighbours`` rows on each side.
 
-    With a manifest: its cues overlapping each row's ``[start_time, end_time]``. Without one (or for
-    a row without times): the row's ``dialogue_cleaned``. Each item is ``{position, current, speaker,
+    With a manifest that has cues: those overlapping each row's ``[start_time, end_time]``. Without
+    one (or without cues, or for a row without times): the row's ``dialogue_cleaned``. Each item is ``{position, current, speaker,
     start, end, lines: [{speaker, text, start, end}], source}``.
     """
     out = []
@@ -128,7 +128,7 @@ def subtitles(rows: list[dict[str, Any]], position: int, manifest: Manifest | No
         speaker = row.get("primary_speaker") or ""
         lines: list[dict[str, Any]] = []
         source = "dialogue"
-        if manifest is not None and start is not None and end is not None:
+        if manifest is not None and manifest.cues and start is not None and end is not None:
             source = "cues"
             for cue in manifest.cues:
                 if cue.start < end and cue.end > start:

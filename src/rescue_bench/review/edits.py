@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.data.models import Row
-from rescue_bench.review.access import copy_for, get_row
+from rescue_bench.review.access import copy_id_for, get_row
 from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound
-from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
+from rescue_bench.review.models import AuditEntry, Comment, RowValue, Segment, SegmentRow, User, dumps, utcnow
 
 EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
 """Every row field of the release format (SPEC section 1). Unknown keys of a row are kept, not edited."""
@@ -68,14 +68,7 @@ class RowState:
         }
 
 
-def _username(session: Session, user_id: int | None) -> str | None:
-    if user_id is None:
-        return None
-    user = session.get(User, user_id)
-    return user.username if user else None
-
-
-def _state(session: Session, segment: Segment, row: SegmentRow, value: RowValue) -> RowState:
+def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str | None, reviewed_by: str | None) -> RowState:
     draft = json.loads(row.draft_json)
     return RowState(
         position=row.position,
@@ -84,27 +77,39 @@ def _state(session: Session, segment: Segment, row: SegmentRow, value: RowValue)
         version=value.version,
         reviewed=value.reviewed,
         edited=value.edited,
-        updated_by=_username(session, value.updated_by),
+        updated_by=updated_by,
         updated_at=value.updated_at,
-        reviewed_by=_username(session, value.reviewed_by),
+        reviewed_by=reviewed_by,
         segment_status=segment.status,
     )
 
 
-def _value(session: Session, copy: Copy, row: SegmentRow, *, fresh: bool = False) -> RowValue:
-    query = select(RowValue).where(RowValue.copy_id == copy.id, RowValue.row_id == row.id)
+_UPDATER = aliased(User, name="updater")
+_REVIEWER = aliased(User, name="reviewer")
+
+
+def _load(session: Session, copy_id: int, segment: Segment, position: int, *, fresh: bool = False) -> tuple[SegmentRow, RowValue, str | None, str | None]:
+    """The row at ``position``, its value in the copy and the names of who saved / reviewed it (one query)."""
+    updater, reviewer = _UPDATER, _REVIEWER
+    query = (
+        select(SegmentRow, RowValue, updater.username, reviewer.username)
+        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy_id))
+        .outerjoin(updater, updater.id == RowValue.updated_by)
+        .outerjoin(reviewer, reviewer.id == RowValue.reviewed_by)
+        .where(SegmentRow.segment_id == segment.id, SegmentRow.position == position)
+    )
     if fresh:
         query = query.execution_options(populate_existing=True)
-    value = session.scalars(query).first()
-    if value is None:  # copies are created with a value per row; a missing one is a broken database
-        raise NotFound(f"row {row.position} has no value in this copy")
-    return value
+    found = session.execute(query).first()
+    if found is None:
+        raise NotFound(f"segment has no row {position}")
+    return found[0], found[1], found[2], found[3]
 
 
 def read_row(session: Session, user: User, segment: Segment, position: int) -> RowState:
     """The row at ``position`` as ``user``'s copy holds it."""
-    row = get_row(session, segment, position)
-    return _state(session, segment, row, _value(session, copy_for(session, user, segment), row))
+    row, value, updated_by, reviewed_by = _load(session, copy_id_for(session, user, segment), segment, position)
+    return _state(segment, row, value, updated_by, reviewed_by)
 
 
 def validate_fields(fields: dict[str, Any]) -> None:
@@ -154,11 +159,10 @@ def save_row(
         raise Invalid("version must be an integer", "version")
     validate_fields(fields)
     now = now or utcnow()
-    copy = copy_for(session, user, segment)
-    row = get_row(session, segment, position)
-    value = _value(session, copy, row)
+    copy_id = copy_id_for(session, user, segment)
+    row, value, updated_by, reviewed_by = _load(session, copy_id, segment, position)
     if value.version != version:
-        raise Conflict(_state(session, segment, row, value).to_api())
+        raise Conflict(_state(segment, row, value, updated_by, reviewed_by).to_api())
     current = json.loads(value.value_json if value.value_json is not None else row.draft_json)
     new = _canonical({**current, **fields})
     changes = []
@@ -170,7 +174,7 @@ def save_row(
             changes.append((name, old_j, new_j))
     review_change = reviewed is not None and bool(reviewed) != value.reviewed
     if not changes and not review_change:
-        return _state(session, segment, row, value)
+        return _state(segment, row, value, updated_by, reviewed_by)
     new_json = dumps(new)
     edited = new_json != row.draft_json  # the draft is stored in the same canonical form
     values: dict[str, Any] = {
@@ -186,15 +190,33 @@ def save_row(
         update(RowValue).where(RowValue.id == value.id, RowValue.version == version).values(**values).execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # someone saved between our read and this write
-        session.rollback()
-        fresh_row = get_row(session, segment, position)
-        raise Conflict(_state(session, segment, fresh_row, _value(session, copy, fresh_row, fresh=True)).to_api())
+        raise Conflict(_state(segment, *_fresh(session, copy_id, segment, position)).to_api())
     for name, old_j, new_j in changes:
-        session.add(AuditEntry(at=now, user_id=user.id, action="edit", segment_id=segment.id, row_id=row.id, copy_id=copy.id, field=name, old_json=old_j, new_json=new_j, version=version + 1))
+        session.add(AuditEntry(at=now, user_id=user.id, action="edit", segment_id=segment.id, row_id=row.id, copy_id=copy_id, field=name, old_json=old_j, new_json=new_j, version=version + 1))
     if review_change:
-        session.add(AuditEntry(at=now, user_id=user.id, action="review", segment_id=segment.id, row_id=row.id, copy_id=copy.id, field="reviewed", old_json=dumps(value.reviewed), new_json=dumps(bool(reviewed)), version=version + 1))
+        session.add(AuditEntry(at=now, user_id=user.id, action="review", segment_id=segment.id, row_id=row.id, copy_id=copy_id, field="reviewed", old_json=dumps(value.reviewed), new_json=dumps(bool(reviewed)), version=version + 1))
     session.flush()
-    return _state(session, segment, row, _value(session, copy, row, fresh=True))
+    # the state just written, without reading it back
+    was_reviewed_by = reviewed_by
+    if review_change:
+        was_reviewed_by = user.username if reviewed else None
+    return RowState(
+        position=row.position,
+        row=new,
+        draft=json.loads(row.draft_json),
+        version=version + 1,
+        reviewed=bool(reviewed) if review_change else value.reviewed,
+        edited=edited,
+        updated_by=user.username,
+        updated_at=now,
+        reviewed_by=was_reviewed_by,
+        segment_status=segment.status,
+    )
+
+
+def _fresh(session: Session, copy_id: int, segment: Segment, position: int) -> tuple[SegmentRow, RowValue, str | None, str | None]:
+    """The row as committed now (a new statement sees other transactions' commits under READ COMMITTED)."""
+    return _load(session, copy_id, segment, position, fresh=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -213,7 +235,7 @@ def _text_arg(text: Any, name: str) -> str:
 def add_comment(session: Session, user: User, segment: Segment, text: str, *, position: int | None = None, now: datetime | None = None) -> Comment:
     """A comment on the segment, or on one of its rows (``position``)."""
     text = _text_arg(text, "text")
-    copy_for(session, user, segment)  # may the user work on it at all?
+    copy_id_for(session, user, segment)  # may the user work on it at all?
     row = get_row(session, segment, position) if position is not None else None
     now = now or utcnow()
     comment = Comment(segment_id=segment.id, row_id=row.id if row else None, user_id=user.id, created_at=now, text=text)
@@ -239,7 +261,7 @@ def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
 
 def set_status(session: Session, user: User, segment: Segment, status: str, reason: str | None = None, now: datetime | None = None) -> Segment:
     """Discard (``reason`` required) or restore (``status="open"``) a segment; audited."""
-    copy_for(session, user, segment)
+    copy_id_for(session, user, segment)
     if status not in ("open", "discarded"):
         raise Invalid(f"unknown status {status!r}", "status")
     if status == "discarded":
@@ -305,10 +327,10 @@ def audit_entries(session: Session, *, segment: Segment | None = None, row: Segm
 
 def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None) -> list[RowState]:
     """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
-    copy = copy_for(session, user, segment)
+    copy_id = copy_id_for(session, user, segment)
     query = (
         select(SegmentRow, RowValue)
-        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy.id))
+        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy_id))
         .where(SegmentRow.segment_id == segment.id)
         .order_by(SegmentRow.position)
     )

@@ -61,8 +61,8 @@ def login_page(request: Request, next: str = "/") -> Response:
 @router.get("/")
 def dashboard(request: Request) -> Response:
     st = state(request)
-    user = st.user(request)
     with st.db.read() as session:
+        user = st.auth(session, request)
         segments = progress.segment_list(session, user)
         figures = progress.figures(session, user)
         annotators = progress.per_annotator(session) if user.is_admin else []
@@ -73,8 +73,8 @@ def dashboard(request: Request) -> Response:
 @router.get("/segments/{segment}")
 def segment_page(segment: str, request: Request) -> Response:
     st = state(request)
-    user = st.user(request)
     with st.db.read() as session:
+        user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
         rows = edits.segment_rows(session, user, seg)
         comments = edits.comments(session, seg)
@@ -108,14 +108,14 @@ def _users(session: Any) -> list[dict[str, Any]]:
 @router.get("/segments/{segment}/rows/{row_index}")
 def row_page(segment: str, row_index: int, request: Request) -> Response:
     st = state(request)
-    user = st.user(request)
     with st.db.read() as session:
+        user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
         near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
         comments = [c for c in edits.comments(session, seg) if c["row"] in (None, row_index)]
-        history = edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), limit=30)
+        history = edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), limit=30) if any(r.position == row_index and r.version for r in near) else []  # nothing to show before the first save
     by_pos = {r.position: r for r in near}
     current = by_pos[row_index]
     manifest = st.assets.manifest(seg.sample_id)
@@ -175,8 +175,8 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
 
 def _media_segment(request: Request, segment: str) -> tuple[Any, User]:
     st = state(request)
-    user = st.user(request)
     with st.db.read() as session:
+        user = st.auth(session, request)
         return access.get_segment(session, user, segment), user
 
 

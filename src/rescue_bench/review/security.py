@@ -206,3 +206,4 @@ def record_success(session: Session, username: str) -> None:
     row = session.get(LoginThrottle, throttle_keys(username, None)[0])
     if row is not None:
         session.delete(row)
+        session.flush()
