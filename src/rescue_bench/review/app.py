@@ -11,6 +11,8 @@ sniffing) -> CSRF and Origin check on every unsafe method -> routes.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -167,7 +169,19 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     if check:
         check_schema(db)
     review_state = State(config, db)
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        # Fewer threads than anyio's default 40: the handlers are CPU-bound Python between short
+        # database calls, so more threads only queue on the GIL, and a writer that holds the SQLite
+        # lock then waits for the GIL at every call (measured at 50 annotators: save p95 206 -> see
+        # docs/benchmarks.md). PostgreSQL's pool (10 + 30 overflow) is larger than this.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = config.threads
+        yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="rescue review",
         summary="Review RESCUE-Bench drafts row by row; the JSON API behind the pages.",
         description=api.API_DESCRIPTION,

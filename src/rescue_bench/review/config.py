@@ -14,6 +14,7 @@ ENV_SECURE = "RESCUE_REVIEW_SECURE_COOKIES"
 ENV_SECRET = "RESCUE_REVIEW_SECRET"
 ENV_SESSION_HOURS = "RESCUE_REVIEW_SESSION_HOURS"
 ENV_PASSWORD = "RESCUE_REVIEW_PASSWORD"
+ENV_THREADS = "RESCUE_REVIEW_THREADS"
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class ReviewConfig:
     secret: str | None = None
     """Cookie-signing secret; ``None`` = the one ``init`` stored in the database (shared by workers)."""
     throttle: ThrottlePolicy = field(default_factory=ThrottlePolicy)
+    threads: int = 8
+    """Request handlers running at once per worker process (see app.create_app)."""
 
     @classmethod
     def from_env(cls) -> ReviewConfig:
@@ -37,10 +40,11 @@ class ReviewConfig:
             secure_cookies=os.environ.get(ENV_SECURE, "") == "1",
             session_hours=float(os.environ.get(ENV_SESSION_HOURS, "12")),
             secret=os.environ.get(ENV_SECRET) or None,
+            threads=int(os.environ.get(ENV_THREADS, "8")),
         )
 
     def to_env(self) -> dict[str, str]:
-        env = {ENV_DB: self.db_url, ENV_SECURE: "1" if self.secure_cookies else "0", ENV_SESSION_HOURS: str(self.session_hours)}
+        env = {ENV_DB: self.db_url, ENV_SECURE: "1" if self.secure_cookies else "0", ENV_SESSION_HOURS: str(self.session_hours), ENV_THREADS: str(self.threads)}
         if self.assets is not None:
             env[ENV_ASSETS] = str(self.assets)
         return env

@@ -17,7 +17,8 @@ waiting for a concurrent writer, so a stale save can never be applied.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,11 @@ class Database:
         self._reader = sessionmaker(self.engine, expire_on_commit=False)
         writer_bind = self.engine.execution_options(sqlite_begin="IMMEDIATE") if is_sqlite(self.url) else self.engine
         self._writer = sessionmaker(writer_bind, expire_on_commit=False)
+        # SQLite has one writer at a time. Writers of this process queue on a lock that wakes the next
+        # one at once; left to SQLite's busy handler they would poll with sleeps of up to 100 ms
+        # (measured with 50 annotators: save p95 618 ms with polling). Other processes on the same
+        # file still wait through busy_timeout. PostgreSQL needs no such lock.
+        self._write_lock = threading.Lock() if is_sqlite(self.url) else None
 
     @property
     def shown_url(self) -> str:
@@ -131,7 +137,8 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction: committed when the block ends, rolled back on an exception."""
-        with self._writer() as session:
+        lock = self._write_lock or nullcontext()
+        with lock, self._writer() as session:
             try:
                 yield session
                 session.commit()

@@ -329,29 +329,13 @@ def segment_rows(session: Session, user: User, segment: Segment, positions: list
     """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
     copy_id = copy_id_for(session, user, segment)
     query = (
-        select(SegmentRow, RowValue)
+        select(SegmentRow, RowValue, _UPDATER.username, _REVIEWER.username)
         .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy_id))
+        .outerjoin(_UPDATER, _UPDATER.id == RowValue.updated_by)
+        .outerjoin(_REVIEWER, _REVIEWER.id == RowValue.reviewed_by)
         .where(SegmentRow.segment_id == segment.id)
         .order_by(SegmentRow.position)
     )
     if positions is not None:
         query = query.where(SegmentRow.position.in_(positions))
-    names = {u.id: u.username for u in session.scalars(select(User))}
-    out = []
-    for row, value in session.execute(query).all():
-        draft = json.loads(row.draft_json)
-        out.append(
-            RowState(
-                position=row.position,
-                row=json.loads(value.value_json) if value.value_json is not None else draft,
-                draft=draft,
-                version=value.version,
-                reviewed=value.reviewed,
-                edited=value.edited,
-                updated_by=names.get(value.updated_by) if value.updated_by else None,
-                updated_at=value.updated_at,
-                reviewed_by=names.get(value.reviewed_by) if value.reviewed_by else None,
-                segment_status=segment.status,
-            )
-        )
-    return out
+    return [_state(segment, row, value, updated_by, reviewed_by) for row, value, updated_by, reviewed_by in session.execute(query).all()]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
+
+from markupsafe import Markup
 
 import jinja2
 from fastapi import APIRouter, Request
@@ -34,6 +37,13 @@ SHORTCUTS = (
     ("Ctrl+Enter", "save and mark reviewed"),
     ("Alt+N / Alt+P", "next / previous row"),
 )
+
+
+@functools.lru_cache(maxsize=512)
+def _form_html(scenario: str, participants: tuple[str, ...]) -> Markup:
+    """The editor's fields for a segment's choices (no row values in it): rendered once, reused."""
+    opts = choices(scenario, list(participants))
+    return Markup(_env.get_template("row_form.html").render(fields=FIELDS, sections=SECTIONS, choices=opts))
 
 
 def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
@@ -128,7 +138,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
     for pos, item in by_pos.items():
         rows_for_subs[pos - 1] = item.row
     subs = subtitles(rows_for_subs, row_index, manifest.manifest)
-    opts = choices(seg.scenario, seg.participants)
+    form_html = _form_html(seg.scenario, tuple(seg.participants))
     known = {f.name for f in FIELDS}
     extras = {k: v for k, v in current.row.items() if k not in known}
     return _render(
@@ -139,9 +149,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             "seg": seg,
             "state": current,
             "position": row_index,
-            "fields": FIELDS,
-            "sections": SECTIONS,
-            "choices": opts,
+            "form_html": form_html,
             "extras": extras,
             "subs": subs,
             "has_clip": clip,
