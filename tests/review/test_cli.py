@@ -127,3 +127,30 @@ def test_import_with_assets_reports_what_it_found_and_serve_remembers_the_folder
         assert c.get(f"/media/{key}/rows/1.mp4").status_code == 200
     finally:
         server.stop()
+
+
+def test_serve_with_two_workers_on_postgresql_shares_sessions_and_throttling(tmp_path: Path):
+    """Several worker processes against one PostgreSQL: a session made by one worker works on the
+    others, and a save through one is seen by all (nothing lives in a process's memory)."""
+    from .helpers import PASSWORD, fresh_database, setup_database
+
+    with fresh_database("postgresql", tmp_path) as url:
+        setup_database(url, users={"admin": "admin"}, clips_file=DEMO)
+        server = start_server(url, tmp_path, workers=2)
+        try:
+            c = Client(server.base_url)
+            assert c.login("admin", PASSWORD).status_code == 200
+            key = c.segments()[COUPLE[0]]["id"]
+            version = c.get(f"/api/segments/{key}/rows/1").json()["version"]
+            assert c.put(f"/api/segments/{key}/rows/1", {"version": version, "fields": {"tone_of_voice": "two workers"}}).status_code == 200
+            for _ in range(20):  # new connections are spread over the workers
+                fresh = Client(server.base_url)
+                fresh.http.cookies = c.http.cookies
+                got = fresh.get(f"/api/segments/{key}/rows/1").json()
+                assert got["row"]["tone_of_voice"] == "two workers" and got["version"] == version + 1
+                fresh.close()
+            stale = Client(server.base_url)
+            stale.http.cookies, stale.csrf = c.http.cookies, c.csrf
+            assert stale.put(f"/api/segments/{key}/rows/1", {"version": version, "fields": {"tone_of_voice": "stale"}}).status_code == 409
+        finally:
+            server.stop()

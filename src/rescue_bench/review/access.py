@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import Select, bindparam, delete, select
 from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.review.errors import Invalid, NotFound
@@ -18,6 +18,15 @@ from rescue_bench.review.models import FINAL_LABEL, Assignment, AuditEntry, Copy
 
 _FINAL = aliased(Copy, name="final_copy")
 """Built once: constructing an alias per query costs more than the query (SQLAlchemy adapts every column)."""
+
+
+_SEGMENT = (
+    select(Segment, Assignment.copy_id, _FINAL.id)
+    .outerjoin(Assignment, (Assignment.segment_id == Segment.id) & (Assignment.user_id == bindparam("user_id")))
+    .join(_FINAL, (_FINAL.segment_id == Segment.id) & (_FINAL.label == FINAL_LABEL))
+    .where(Segment.key == bindparam("key"))
+)
+"""Built once with bound parameters (building a select per request costs more than running it)."""
 
 
 def visible_segments(user: User) -> Select[tuple[Segment]]:
@@ -34,13 +43,7 @@ def get_segment(session: Session, user: User, key: str) -> Segment:
     One query finds the segment, the user's assignment and the final copy, and remembers which copy
     the user edits for :func:`copy_for` (per session), so a row read or save costs few round trips.
     """
-    final = _FINAL
-    found = session.execute(
-        select(Segment, Assignment.copy_id, final.id)
-        .outerjoin(Assignment, (Assignment.segment_id == Segment.id) & (Assignment.user_id == user.id))
-        .join(final, (final.segment_id == Segment.id) & (final.label == FINAL_LABEL))
-        .where(Segment.key == key)
-    ).first()
+    found = session.execute(_SEGMENT, {"user_id": user.id, "key": key}).first()
     if found is None:
         raise NotFound("no such segment")
     segment, assigned_copy, final_id = found

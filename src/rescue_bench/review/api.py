@@ -200,11 +200,23 @@ def get_row(segment: str, row_index: int, request: Request) -> Response:
     responses={409: {"model": ConflictOut, "description": "stale version: nothing applied; the current row is returned"}, 422: {"description": "a value the release format refuses"}, 423: {"description": "segment discarded"}},
 )
 def save_row(segment: str, row_index: int, body: SaveIn, request: Request) -> Response:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
+    st = state(request)
+    # worked out in a read transaction; the write transaction only checks the version and writes
+    with st.db.read() as session:
+        user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
-        result = edits.save_row(session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed)
-        return JSONResponse(result.to_api())
+        plan = edits.prepare_save(session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed)
+    if isinstance(plan, edits.RowState):
+        return JSONResponse(plan.to_api())
+    try:
+        with st.db.write() as session:
+            result = edits.apply_save(session, plan)
+    except edits.StaleWrite:
+        with st.db.read() as session:
+            user = st.auth(session, request)
+            seg = access.get_segment(session, user, segment)
+            raise edits.stale_error(session, user, seg, row_index) from None
+    return JSONResponse(result.to_api())
 
 
 @router.get("/segments/{segment}/rows/{row_index}/audit")

@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.data.models import Row
 from rescue_bench.review.access import copy_id_for, get_row
-from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound
+from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.models import AuditEntry, Comment, RowValue, Segment, SegmentRow, User, dumps, utcnow
 
 EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
@@ -86,21 +86,24 @@ def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str |
 
 _UPDATER = aliased(User, name="updater")
 _REVIEWER = aliased(User, name="reviewer")
+# Statements built once, with bound parameters: building a select per call (and computing its
+# cache key) cost more CPU than running it.
+_ROWS = (
+    select(SegmentRow, RowValue, _UPDATER.username, _REVIEWER.username)
+    .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == bindparam("copy_id")))
+    .outerjoin(_UPDATER, _UPDATER.id == RowValue.updated_by)
+    .outerjoin(_REVIEWER, _REVIEWER.id == RowValue.reviewed_by)
+    .where(SegmentRow.segment_id == bindparam("segment_id"))
+)
+_ONE_ROW = _ROWS.where(SegmentRow.position == bindparam("position"))
+_SOME_ROWS = _ROWS.where(SegmentRow.position.in_(bindparam("positions", expanding=True))).order_by(SegmentRow.position)
+_ALL_ROWS = _ROWS.order_by(SegmentRow.position)
 
 
 def _load(session: Session, copy_id: int, segment: Segment, position: int, *, fresh: bool = False) -> tuple[SegmentRow, RowValue, str | None, str | None]:
     """The row at ``position``, its value in the copy and the names of who saved / reviewed it (one query)."""
-    updater, reviewer = _UPDATER, _REVIEWER
-    query = (
-        select(SegmentRow, RowValue, updater.username, reviewer.username)
-        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy_id))
-        .outerjoin(updater, updater.id == RowValue.updated_by)
-        .outerjoin(reviewer, reviewer.id == RowValue.reviewed_by)
-        .where(SegmentRow.segment_id == segment.id, SegmentRow.position == position)
-    )
-    if fresh:
-        query = query.execution_options(populate_existing=True)
-    found = session.execute(query).first()
+    query = _ONE_ROW.execution_options(populate_existing=True) if fresh else _ONE_ROW
+    found = session.execute(query, {"copy_id": copy_id, "segment_id": segment.id, "position": position}).first()
     if found is None:
         raise NotFound(f"segment has no row {position}")
     return found[0], found[1], found[2], found[3]
@@ -136,7 +139,31 @@ def _canonical(row: dict[str, Any]) -> dict[str, Any]:
 _ABSENT = object()
 
 
-def save_row(
+@dataclass(frozen=True)
+class SavePlan:
+    """A save worked out in a read transaction, to be applied by :func:`apply_save` in a short write
+    transaction that only checks the version and writes (SQLite has one writer at a time: the less
+    a writer does, the shorter everyone queues)."""
+
+    user_id: int
+    username: str
+    segment_id: int
+    segment_status: str
+    copy_id: int
+    row_id: int
+    value_id: int
+    position: int
+    version: int
+    values: dict[str, Any]
+    audit: list[dict[str, Any]]
+    result: RowState
+
+
+class StaleWrite(Exception):
+    """The row's version moved (or the segment was discarded) between planning and applying a save."""
+
+
+def prepare_save(
     session: Session,
     user: User,
     segment: Segment,
@@ -146,12 +173,12 @@ def save_row(
     fields: dict[str, Any],
     reviewed: bool | None = None,
     now: datetime | None = None,
-) -> RowState:
-    """Apply ``fields`` (and the reviewed mark) to the row if it is still at ``version``.
+) -> SavePlan | RowState:
+    """Check and work out a save; a :class:`RowState` when there is nothing to write.
 
-    Raises :class:`Conflict` (with the current row) when someone saved since, :class:`Invalid` for a
-    value the release format refuses, :class:`Locked` when the segment is discarded. A save that
-    changes nothing returns the row unchanged (same version, no audit entry).
+    Raises :class:`Conflict` (with the current row) when the row is no longer at ``version``,
+    :class:`Invalid` for a value the release format refuses, :class:`Locked` when the segment is
+    discarded.
     """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
@@ -186,21 +213,11 @@ def save_row(
     }
     if review_change:
         values.update(reviewed=bool(reviewed), reviewed_by=user.id if reviewed else None, reviewed_at=now if reviewed else None)
-    result = session.execute(
-        update(RowValue).where(RowValue.id == value.id, RowValue.version == version).values(**values).execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:  # type: ignore[attr-defined]  # someone saved between our read and this write
-        raise Conflict(_state(segment, *_fresh(session, copy_id, segment, position)).to_api())
-    for name, old_j, new_j in changes:
-        session.add(AuditEntry(at=now, user_id=user.id, action="edit", segment_id=segment.id, row_id=row.id, copy_id=copy_id, field=name, old_json=old_j, new_json=new_j, version=version + 1))
+    common = {"at": now, "user_id": user.id, "segment_id": segment.id, "row_id": row.id, "copy_id": copy_id, "version": version + 1, "note": None}
+    audit = [{**common, "action": "edit", "field": name, "old_json": old_j, "new_json": new_j} for name, old_j, new_j in changes]
     if review_change:
-        session.add(AuditEntry(at=now, user_id=user.id, action="review", segment_id=segment.id, row_id=row.id, copy_id=copy_id, field="reviewed", old_json=dumps(value.reviewed), new_json=dumps(bool(reviewed)), version=version + 1))
-    session.flush()
-    # the state just written, without reading it back
-    was_reviewed_by = reviewed_by
-    if review_change:
-        was_reviewed_by = user.username if reviewed else None
-    return RowState(
+        audit.append({**common, "action": "review", "field": "reviewed", "old_json": dumps(value.reviewed), "new_json": dumps(bool(reviewed))})
+    result = RowState(
         position=row.position,
         row=new,
         draft=json.loads(row.draft_json),
@@ -209,9 +226,64 @@ def save_row(
         edited=edited,
         updated_by=user.username,
         updated_at=now,
-        reviewed_by=was_reviewed_by,
+        reviewed_by=(user.username if reviewed else None) if review_change else reviewed_by,
         segment_status=segment.status,
     )
+    return SavePlan(user.id, user.username, segment.id, segment.status, copy_id, row.id, value.id, row.position, version, values, audit, result)
+
+
+def apply_save(session: Session, plan: SavePlan) -> RowState:
+    """Write a planned save if the row is still at its version and the segment still open.
+
+    One conditional ``UPDATE`` (the version check) and the audit entries, in the caller's write
+    transaction; raises :class:`StaleWrite` when the condition fails, and nothing is written.
+    """
+    still_open = exists().where(Segment.id == plan.segment_id, Segment.status == "open")
+    result = session.execute(
+        update(RowValue)
+        .where(RowValue.id == plan.value_id, RowValue.version == plan.version, still_open)
+        .values(**plan.values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise StaleWrite()
+    session.execute(insert(AuditEntry), plan.audit)
+    return plan.result
+
+
+def save_row(
+    session: Session,
+    user: User,
+    segment: Segment,
+    position: int,
+    *,
+    version: int,
+    fields: dict[str, Any],
+    reviewed: bool | None = None,
+    now: datetime | None = None,
+) -> RowState:
+    """Apply ``fields`` (and the reviewed mark) to the row if it is still at ``version``, in one
+    transaction (the web app plans in a read transaction and applies in a short write one).
+
+    Raises :class:`Conflict` (with the current row) when someone saved since, :class:`Invalid` for a
+    value the release format refuses, :class:`Locked` when the segment is discarded. A save that
+    changes nothing returns the row unchanged (same version, no audit entry).
+    """
+    plan = prepare_save(session, user, segment, position, version=version, fields=fields, reviewed=reviewed, now=now)
+    if isinstance(plan, RowState):
+        return plan
+    try:
+        return apply_save(session, plan)
+    except StaleWrite:
+        raise stale_error(session, user, segment, position) from None
+
+
+def stale_error(session: Session, user: User, segment: Segment, position: int) -> ReviewError:
+    """The error to answer a save that lost the race: :class:`Locked` or :class:`Conflict` with the row now."""
+    session.refresh(segment)
+    if segment.status == "discarded":
+        return Locked("this segment is discarded; restore it before editing")
+    return Conflict(_state(segment, *_fresh(session, copy_id_for(session, user, segment), segment, position)).to_api())
 
 
 def _fresh(session: Session, copy_id: int, segment: Segment, position: int) -> tuple[SegmentRow, RowValue, str | None, str | None]:
@@ -327,15 +399,10 @@ def audit_entries(session: Session, *, segment: Segment | None = None, row: Segm
 
 def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None) -> list[RowState]:
     """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
-    copy_id = copy_id_for(session, user, segment)
-    query = (
-        select(SegmentRow, RowValue, _UPDATER.username, _REVIEWER.username)
-        .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == copy_id))
-        .outerjoin(_UPDATER, _UPDATER.id == RowValue.updated_by)
-        .outerjoin(_REVIEWER, _REVIEWER.id == RowValue.reviewed_by)
-        .where(SegmentRow.segment_id == segment.id)
-        .order_by(SegmentRow.position)
-    )
+    params: dict[str, Any] = {"copy_id": copy_id_for(session, user, segment), "segment_id": segment.id}
+    query = _ALL_ROWS
     if positions is not None:
-        query = query.where(SegmentRow.position.in_(positions))
-    return [_state(segment, row, value, updated_by, reviewed_by) for row, value, updated_by, reviewed_by in session.execute(query).all()]
+        query = _SOME_ROWS
+        params["positions"] = list(positions)
+    rows = session.execute(query, params).all()
+    return [_state(segment, row, value, updated_by, reviewed_by) for row, value, updated_by, reviewed_by in rows]
