@@ -45,6 +45,8 @@ class RowState:
     updated_at: datetime | None
     reviewed_by: str | None
     segment_status: str
+    row_id: int = 0
+    """Database id of the row (internal: not in the API)."""
 
     @property
     def status(self) -> str:
@@ -81,6 +83,7 @@ def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str |
         updated_at=value.updated_at,
         reviewed_by=reviewed_by,
         segment_status=segment.status,
+        row_id=row.id,
     )
 
 
@@ -228,6 +231,7 @@ def prepare_save(
         updated_at=now,
         reviewed_by=(user.username if reviewed else None) if review_change else reviewed_by,
         segment_status=segment.status,
+        row_id=row.id,
     )
     return SavePlan(user.id, user.username, segment.id, segment.status, copy_id, row.id, value.id, row.position, version, values, audit, result)
 
@@ -317,14 +321,17 @@ def add_comment(session: Session, user: User, segment: Segment, text: str, *, po
     return comment
 
 
+_COMMENTS = (
+    select(Comment, User.username, SegmentRow.position)
+    .join(User, User.id == Comment.user_id)
+    .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
+    .where(Comment.segment_id == bindparam("segment_id"))
+    .order_by(Comment.id)
+)
+
+
 def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
-    rows = session.execute(
-        select(Comment, User.username, SegmentRow.position)
-        .join(User, User.id == Comment.user_id)
-        .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
-        .where(Comment.segment_id == segment.id)
-        .order_by(Comment.id)
-    ).all()
+    rows = session.execute(_COMMENTS, {"segment_id": segment.id}).all()
     return [
         {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
         for c, name, pos in rows
@@ -361,22 +368,36 @@ def set_status(session: Session, user: User, segment: Segment, status: str, reas
 # ------------------------------------------------------------------------------------------------
 
 
-def audit_entries(session: Session, *, segment: Segment | None = None, row: SegmentRow | None = None, limit: int = 200) -> list[dict[str, Any]]:
-    """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``."""
-    query = (
-        select(AuditEntry, User.username, Segment.sample_id, SegmentRow.position)
-        .outerjoin(User, User.id == AuditEntry.user_id)
-        .outerjoin(Segment, Segment.id == AuditEntry.segment_id)
-        .outerjoin(SegmentRow, SegmentRow.id == AuditEntry.row_id)
-        .order_by(AuditEntry.id.desc())
-        .limit(limit)
-    )
-    if segment is not None:
-        query = query.where(AuditEntry.segment_id == segment.id)
+_AUDIT = (
+    select(AuditEntry, User.username, Segment.sample_id, SegmentRow.position)
+    .outerjoin(User, User.id == AuditEntry.user_id)
+    .outerjoin(Segment, Segment.id == AuditEntry.segment_id)
+    .outerjoin(SegmentRow, SegmentRow.id == AuditEntry.row_id)
+    .order_by(AuditEntry.id.desc())
+    .limit(bindparam("limit"))
+)
+_AUDIT_SEGMENT = _AUDIT.where(AuditEntry.segment_id == bindparam("segment_id"))
+_AUDIT_ROW = _AUDIT.where(AuditEntry.row_id == bindparam("row_id"))
+
+
+def audit_entries(
+    session: Session, *, segment: Segment | None = None, row: SegmentRow | None = None, row_id: int | None = None, limit: int = 200
+) -> list[dict[str, Any]]:
+    """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``.
+
+    ``row`` / ``row_id`` narrow to one row, ``segment`` to one segment, neither: everything.
+    """
     if row is not None:
-        query = query.where(AuditEntry.row_id == row.id)
+        row_id = row.id
+    if row_id is not None:
+        query, params = _AUDIT_ROW, {"row_id": row_id, "limit": limit}
+    elif segment is not None:
+        query, params = _AUDIT_SEGMENT, {"segment_id": segment.id, "limit": limit}
+    else:
+        query, params = _AUDIT, {"limit": limit}
+    result = session.execute(query, params).all()
     out = []
-    for entry, username, sample_id, position in session.execute(query).all():
+    for entry, username, sample_id, position in result:
         out.append(
             {
                 "id": entry.id,

@@ -10,7 +10,6 @@ from markupsafe import Markup
 import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from starlette.templating import Jinja2Templates
 
 from rescue_bench.review import access, edits, progress
 from rescue_bench.review.app import AuthError, state
@@ -27,10 +26,10 @@ _env = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     undefined=jinja2.StrictUndefined,
+    auto_reload=False,  # templates ship with the package: no mtime check per render
 )
 _env.filters["compact"] = compact
 _env.filters["dumps"] = dumps
-templates = Jinja2Templates(env=_env)
 
 SHORTCUTS = (
     ("Ctrl+S", "save"),
@@ -47,9 +46,11 @@ def _form_html(scenario: str, participants: tuple[str, ...]) -> Markup:
 
 
 def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    """Render a page (straight through Jinja: Starlette's TemplateResponse adds per-request work the
+    templates do not use)."""
     data = state(request).session_data(request)
     base = {"csrf_token": data.csrf if data else "", "user": None}
-    return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
+    return HTMLResponse(_env.get_template(name).render({**base, **context}), status_code=status)
 
 
 def error_page(request: Request, status: int, message: str) -> HTMLResponse:
@@ -125,7 +126,9 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             raise NotFound(f"segment has no row {row_index}")
         near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
         comments = [c for c in edits.comments(session, seg) if c["row"] in (None, row_index)]
-        history = edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), limit=30) if any(r.position == row_index and r.version for r in near) else []  # nothing to show before the first save
+        mine = next(r for r in near if r.position == row_index)
+        # a row never saved has no history (comments are listed on their own)
+        history = edits.audit_entries(session, row_id=mine.row_id, limit=30) if mine.version else []
     by_pos = {r.position: r for r in near}
     current = by_pos[row_index]
     manifest = st.assets.manifest(seg.sample_id)
