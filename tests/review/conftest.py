@@ -52,8 +52,10 @@ def _deploy(backend: str, folder: Path) -> Iterator[Deployment]:
         os.symlink(secret, link)
         escape = assets / COUPLE[1]
         escape.mkdir(parents=True)
-        (escape / "manifest.json").write_text(json.dumps({"segment_id": COUPLE[1], "video": "../outside-secret.txt", "cues": []}), encoding="utf-8")
-        server = start_server(url, folder, assets=assets)
+        outside = {"segment_id": COUPLE[1], "scenario": "couple", "participants": [], "video": "../outside-secret.txt", "duration": 1.0, "cues": []}
+        (escape / "manifest.json").write_text(json.dumps(outside), encoding="utf-8")
+        # a first lock long enough that the throttling test's requests land inside it on a busy machine
+        server = start_server(url, folder, assets=assets, extra_args=("--login-delay", "5"))
         try:
             yield Deployment(server, backend, url, assets, folder, secret)
         finally:

@@ -128,7 +128,10 @@ class Server:
                 self.process.wait(timeout=10)
 
 
-def start_server(db_url: str, folder: Path, *, assets: Path | None = None, workers: int = 1, extra_env: dict[str, str] | None = None) -> Server:
+def start_server(
+    db_url: str, folder: Path, *, assets: Path | None = None, workers: int = 1, extra_env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> Server:
     """``rescue review serve`` in a subprocess on a free loopback port, ready when this returns."""
     last_error = ""
     for _attempt in range(3):
@@ -139,6 +142,7 @@ def start_server(db_url: str, folder: Path, *, assets: Path | None = None, worke
             cmd += ["--assets", str(assets)]
         if workers > 1:
             cmd += ["--workers", str(workers)]
+        cmd += list(extra_args)
         env = {**os.environ, **(extra_env or {})}
         env.pop("RESCUE_REVIEW_DB", None)
         handle = log.open("wb")
@@ -202,27 +206,11 @@ class Client:
 # ------------------------------------------------------------------------------------------------
 
 
-def write_test_clip(path: Path, seconds: float = 3.0, fps: int = 12, size: tuple[int, int] = (192, 108)) -> None:
-    """A short H.264 mp4 of a moving test pattern (colour bars with a sliding block)."""
-    import av
-    import numpy as np
+def write_test_clip(path: Path, seconds: float = 3.0) -> None:
+    """A short, browser-playable H.264 mp4 of the project's test pattern (small and quick to encode)."""
+    from rescue_bench.testing.media import make_video
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    width, height = size
-    bars = np.array([[235, 235, 235], [235, 235, 16], [16, 235, 235], [16, 235, 16], [235, 16, 235], [235, 16, 16], [16, 16, 235], [16, 16, 16]], dtype=np.uint8)
-    base = np.repeat(bars, width // len(bars) + 1, axis=0)[:width]
-    with av.open(str(path), "w", format="mp4", options={"movflags": "+faststart"}) as out:
-        stream = out.add_stream("libx264", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.options = {"preset": "ultrafast"}
-        for i in range(int(seconds * fps)):
-            img = np.broadcast_to(base, (height, width, 3)).copy()
-            x = (i * 6) % (width - 24)
-            img[height // 3 : height // 3 + 24, x : x + 24] = 255
-            for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-                out.mux(packet)
-        for packet in stream.encode():
-            out.mux(packet)
+    make_video(path, seconds, size=(192, 108), fps=12)
 
 
 def write_keyframe(path: Path) -> None:

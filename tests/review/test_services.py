@@ -205,7 +205,8 @@ def test_subtitles_by_time_overlap_with_a_dialogue_fallback():
         {"start_time": 5.0, "end_time": 9.0, "primary_speaker": "Ana", "dialogue_cleaned": "two"},
         {"primary_speaker": "Luis", "dialogue_cleaned": "three (no times)"},
     ]
-    manifest = Manifest(cues=[{"start": 0.5, "end": 4.9, "text": "a"}, {"start": 4.9, "end": 5.2, "speaker": "Ana", "text": "b"}, {"start": 9.0, "end": 12.0, "text": "c"}])
+    cues = [{"cue": 1, "start": 0.5, "end": 4.9, "text": "a"}, {"cue": 2, "start": 4.9, "end": 5.2, "speaker": "Ana", "text": "b"}, {"cue": 3, "start": 9.0, "end": 12.0, "text": "c"}]
+    manifest = Manifest(segment_id="s/1", scenario="couple", participants=["Ana", "Luis"], video=None, duration=12.0, cues=cues)
     subs = subtitles(rows, 2, manifest)
     assert [s["position"] for s in subs] == [1, 2, 3] and subs[1]["current"]
     assert [l["text"] for l in subs[0]["lines"]] == ["a", "b"]
@@ -221,20 +222,21 @@ def test_assets_stay_inside_their_folder(tmp_path: Path):
     (tmp_path / "secret.txt").write_text("secret")
     os.symlink(tmp_path / "secret.txt", root / "a" / "b" / "rows" / "2.mp4")
     os.symlink(root / "a" / "b" / "rows" / "1.mp4", root / "a" / "b" / "rows" / "3.mp4")  # inside: fine
-    (root / "a" / "b" / "manifest.json").write_text(json.dumps({"video": "../secret.txt", "cues": []}))
+    outside = {"segment_id": "a/b", "scenario": "couple", "participants": [], "video": "../secret.txt", "duration": 1.0, "cues": []}
+    (root / "a" / "b" / "manifest.json").write_text(json.dumps(outside))
     (root / "bad").mkdir()
     (root / "bad" / "manifest.json").write_text("{not json")
     assets = Assets(root)
     assert assets.row_clip("a/b", 1) is not None
     assert assets.row_clip("a/b", 2) is None
     assert assets.row_clip("a/b", 3) is not None
-    assert assets.video("a/b") is None
+    assert assets.manifest("a/b").manifest is not None and assets.video("a/b") is None  # read, then refused
     assert assets.safe_file("..", "secret.txt") is None
     assert assets.safe_file(str(tmp_path / "secret.txt")) is None
     assert assets.safe_file("a/../../secret.txt") is None
     assert assets.safe_file("a\x00b") is None
     assert assets.manifest("../..").manifest is None
-    assert assets.manifest("bad").problem and "not readable" in assets.manifest("bad").problem
+    assert assets.manifest("bad").problem and "not valid JSON" in assets.manifest("bad").problem
     assert Assets(None).row_clip("a/b", 1) is None
 
 

@@ -60,14 +60,24 @@ class Manifest(BaseModel):
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
+def row_clip_name(segment_id: str, row_index: int) -> str:
+    """``<segment_id>/rows/<row_index>.mp4``, relative to ASSETS."""
+    return f"{segment_id}/{ROWS_DIR}/{int(row_index)}.mp4"
+
+
+def row_keyframe_name(segment_id: str, row_index: int) -> str:
+    """``<segment_id>/rows/<row_index>.jpg``, relative to ASSETS."""
+    return f"{segment_id}/{ROWS_DIR}/{int(row_index)}.jpg"
+
+
 def row_clip(assets: str | Path, segment_id: str, row_index: int) -> Path:
     """``ASSETS/<segment_id>/rows/<row_index>.mp4``."""
-    return Path(assets) / segment_id / ROWS_DIR / f"{row_index}.mp4"
+    return Path(assets) / row_clip_name(segment_id, row_index)
 
 
 def row_keyframe(assets: str | Path, segment_id: str, row_index: int) -> Path:
     """``ASSETS/<segment_id>/rows/<row_index>.jpg``."""
-    return Path(assets) / segment_id / ROWS_DIR / f"{row_index}.jpg"
+    return Path(assets) / row_keyframe_name(segment_id, row_index)
 
 
 class AssetsError(ValueError):

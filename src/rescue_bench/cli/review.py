@@ -286,6 +286,7 @@ def serve(
     secure_cookies: bool = typer.Option(False, "--secure-cookies", envvar="RESCUE_REVIEW_SECURE_COOKIES", help="Mark the session cookie Secure (behind HTTPS)."),
     forwarded_allow_ips: str = typer.Option("127.0.0.1", "--forwarded-allow-ips", help="Proxies whose X-Forwarded-For/-Proto headers are trusted (comma-separated, '*' for any)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    login_delay: float = typer.Option(1.0, "--login-delay", min=0.1, max=900.0, help="Seconds a user name is locked after 5 failed logins; doubles with each further failure (at most 15 minutes)."),
 ) -> None:
     """Run the review web app (uvicorn). Refuses a database whose schema is not up to date."""
     import uvicorn
@@ -293,6 +294,7 @@ def serve(
     from rescue_bench.review.config import ReviewConfig
     from rescue_bench.review.db import is_sqlite
     from rescue_bench.review.models import Setting
+    from rescue_bench.review.security import ThrottlePolicy
 
     database = _open(db)
     if assets is None:
@@ -303,7 +305,12 @@ def serve(
         raise fail(f"assets folder {assets} does not exist")
     if workers > 1 and is_sqlite(database.url):
         typer.echo("note: several workers on one SQLite file queue their writes; PostgreSQL is the tested setup for --workers", err=True)
-    config = ReviewConfig(db_url=str(database.url.render_as_string(hide_password=False)), assets=assets, secure_cookies=secure_cookies)
+    config = ReviewConfig(
+        db_url=str(database.url.render_as_string(hide_password=False)),
+        assets=assets,
+        secure_cookies=secure_cookies,
+        throttle=ThrottlePolicy(base_delay=login_delay),
+    )
     database.dispose()
     typer.echo(f"rescue review on http://{host}:{port} (database {database.shown_url}, assets {assets or 'none'}, {workers} worker(s))", err=True)
     common = dict(host=host, port=port, proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips, log_level=log_level, server_header=False)

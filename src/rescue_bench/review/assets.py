@@ -1,6 +1,7 @@
 """The assets folder: segment videos, row clips, keyframes and subtitle cues, served safely.
 
-Layout (shared with the pre-annotation tool, ``rescue annotate``)::
+Layout (defined by the pre-annotation tool, :mod:`rescue_bench.annotate.manifest`, whose manifest
+model this module reads)::
 
     ASSETS/<segment_id>/manifest.json        {segment_id, scenario, participants, video, duration, cues}
     ASSETS/<video>                           the segment video (``video`` is relative to ASSETS, or null)
@@ -17,33 +18,13 @@ regular file: a ``..`` in a segment id or a manifest, or a symlink pointing outs
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from rescue_bench.annotate.manifest import MANIFEST, AssetsError, Manifest, read_manifest, row_clip_name, row_keyframe_name
 
-
-class Cue(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    cue: int | str | None = None
-    start: float
-    end: float
-    speaker: str | None = None
-    text: str = ""
-
-
-class Manifest(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    segment_id: str | None = None
-    scenario: str | None = None
-    participants: list[str] | None = None
-    video: str | None = None
-    duration: float | None = None
-    cues: list[Cue] = []
+__all__ = ["Assets", "Manifest", "ManifestResult", "row_number", "subtitles"]
 
 
 @dataclass(frozen=True)
@@ -55,15 +36,11 @@ class ManifestResult:
 
 @functools.lru_cache(maxsize=256)
 def _read_manifest(path: str, _mtime_ns: int, _size: int) -> ManifestResult:
+    """The manifest at ``path`` (the one model of ``rescue annotate``), cached while the file is unchanged."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        return ManifestResult(Manifest.model_validate(raw))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return ManifestResult(None, f"manifest.json is not readable JSON ({type(exc).__name__})")
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        return ManifestResult(None, f"manifest.json: {where}: {err['msg']}")
+        return ManifestResult(read_manifest(path))
+    except AssetsError as exc:
+        return ManifestResult(None, str(exc).replace(path, MANIFEST, 1))
 
 
 class Assets:
@@ -85,7 +62,7 @@ class Assets:
         return candidate
 
     def manifest(self, segment_id: str) -> ManifestResult:
-        path = self.safe_file(segment_id, "manifest.json")
+        path = self.safe_file(segment_id, MANIFEST)
         if path is None:
             return ManifestResult(None)
         stat = path.stat()
@@ -98,10 +75,10 @@ class Assets:
         return self.safe_file(manifest.video)
 
     def row_clip(self, segment_id: str, row_index: int) -> Path | None:
-        return self.safe_file(segment_id, "rows", f"{int(row_index)}.mp4")
+        return self.safe_file(row_clip_name(segment_id, row_index))
 
     def row_keyframe(self, segment_id: str, row_index: int) -> Path | None:
-        return self.safe_file(segment_id, "rows", f"{int(row_index)}.jpg")
+        return self.safe_file(row_keyframe_name(segment_id, row_index))
 
 
 def row_number(row: dict[str, Any], position: int) -> int:

@@ -15,6 +15,7 @@ ENV_SECRET = "RESCUE_REVIEW_SECRET"
 ENV_SESSION_HOURS = "RESCUE_REVIEW_SESSION_HOURS"
 ENV_PASSWORD = "RESCUE_REVIEW_PASSWORD"
 ENV_THREADS = "RESCUE_REVIEW_THREADS"
+ENV_LOGIN_DELAY = "RESCUE_REVIEW_LOGIN_DELAY"
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,17 @@ class ReviewConfig:
             session_hours=float(os.environ.get(ENV_SESSION_HOURS, "12")),
             secret=os.environ.get(ENV_SECRET) or None,
             threads=int(os.environ.get(ENV_THREADS, "8")),
+            throttle=ThrottlePolicy(base_delay=float(os.environ.get(ENV_LOGIN_DELAY, ThrottlePolicy.base_delay))),
         )
 
     def to_env(self) -> dict[str, str]:
-        env = {ENV_DB: self.db_url, ENV_SECURE: "1" if self.secure_cookies else "0", ENV_SESSION_HOURS: str(self.session_hours), ENV_THREADS: str(self.threads)}
+        env = {
+            ENV_DB: self.db_url,
+            ENV_SECURE: "1" if self.secure_cookies else "0",
+            ENV_SESSION_HOURS: str(self.session_hours),
+            ENV_THREADS: str(self.threads),
+            ENV_LOGIN_DELAY: str(self.throttle.base_delay),
+        }
         if self.assets is not None:
             env[ENV_ASSETS] = str(self.assets)
         return env
