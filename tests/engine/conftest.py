@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 
@@ -16,10 +13,3 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     return tmp_path
 
-
-def read_records(out: Path) -> list[dict]:
-    """Every result record of a run folder, task files in name order."""
-    rows = []
-    for path in sorted((out / "results").glob("*.jsonl")):
-        rows += [json.loads(line) for line in path.read_text().splitlines()]
-    return rows

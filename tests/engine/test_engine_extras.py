@@ -24,8 +24,7 @@ from rescue_bench.data.load import demo_path, load_clips
 from rescue_bench.prompts import render
 from rescue_bench.tasks import BuildOptions, build_instances
 from rescue_bench.testing import FakeOpenAI
-
-from .conftest import read_records
+from tests.factories import read_records
 
 runner = CliRunner()
 

@@ -19,8 +19,7 @@ from rescue_bench.parse import (
     parse_vp,
     parse_vp_rubric,
 )
-
-from .cases import COUPLE_S, COUPLE_T, FAMILY_T
+from tests.parse.cases import COUPLE_S, COUPLE_T, FAMILY_T
 
 # --------------------------------------------------------------------------------------------------
 # Never an exception, bounded time (property / fuzz tests)
