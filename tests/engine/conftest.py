@@ -1,8 +1,15 @@
-"""Fixtures shared by the engine tests: an isolated response cache and a fake API key."""
+"""Fixtures shared by the engine tests: an isolated response cache and a fake API key, and
+``rescue eval`` run in-process."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
+from typer.testing import CliRunner
+
+from rescue_bench.cli import app
 
 
 @pytest.fixture()
@@ -13,3 +20,13 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     return tmp_path
 
+
+@pytest.fixture()
+def eval_cli() -> Callable[..., Any]:
+    """Run ``rescue eval --display none <args>`` in-process (``env``: extra environment variables)."""
+    runner = CliRunner()
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Any:
+        return runner.invoke(app, ["eval", "--display", "none", *args], env=env)
+
+    return run
