@@ -14,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, SCENARIOS, TASKS
+from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.contract import JUDGE_SCALE, RANK_SIZE, TARGET_SCALE, VIEWPOINT_SCALE
+from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, SCENARIOS, TASKS, Scenario
 from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
 
@@ -30,8 +33,38 @@ HEADLINE: dict[str, tuple[str, ...]] = {
 }
 """The metrics of each task in ``summary.json``, in display order."""
 
-INVALID_JUDGE_SCORE = 1
+INVALID_JUDGE_SCORE = JUDGE_SCALE.lo
+"""The judge score (and ER intensity score) of an invalid answer: the scale's lowest value."""
 INVALID_BERTSCORE = 0.0
+
+
+class ResultRecord(BaseModel):
+    """The schema of a result record, one line of ``results/<task>.jsonl``.
+
+    :func:`base_record` makes every record through it and the report validates every line it reads
+    with it, so a record has one definition. Records travel as the JSON objects the files hold
+    (``model_dump()``); the fields after ``raw`` depend on the task and the run (ER: ``intensity_score``,
+    ``judge_score``, ``score``, ``bertscore``; VP: ``judge_score``, ``bertscore``; with a judge:
+    ``judge_flagged``; the authors' VP rubric: ``judge_authors``, ``judge_authors_parts``) and are
+    kept as extra fields, in the order they were set.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    id: str
+    task: str
+    """A task name, or ``agent`` for the support agent's chain records."""
+    sample_id: str
+    scenario: Scenario
+    row: int
+    n_rows: int | None = Field(default=None, ge=1)
+    gold: Any
+    candidates: list[str] | dict[str, list[str]] = Field(default_factory=list)
+    """The labels offered (the support agent's chain records: per kind, targets, strategies, patterns)."""
+    prediction: Any = None
+    valid: bool
+    error: str | None = None
+    raw: str | None = None
 
 
 def parse_answer(task: str, raw: str | None, candidates: Sequence[str], participants: Sequence[str]) -> tuple[Any, bool, str | None]:
@@ -41,7 +74,7 @@ def parse_answer(task: str, raw: str | None, candidates: Sequence[str], particip
     if task == "itp":
         parsed = parse_itp(raw)
     elif task in RANKED_TASKS:
-        parsed = parse_ranking(raw, list(candidates), k=3)
+        parsed = parse_ranking(raw, list(candidates), k=RANK_SIZE)
     elif task == "er":
         parsed = parse_er(raw)
     elif task == "vp":
@@ -55,31 +88,32 @@ def base_record(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
     """The judge-free part of a result record for ``instance`` (an ``Instance`` dump) and its raw answer."""
     task = instance["task"]
     prediction, valid, error = parse_answer(task, raw, instance.get("candidates", []), instance.get("participants", []))
-    record: dict[str, Any] = {
-        "id": instance["id"],
-        "task": task,
-        "sample_id": instance["sample_id"],
-        "scenario": instance["scenario"],
-        "row": instance["row"],
-        "n_rows": instance.get("n_rows"),
-        "gold": instance["gold"],
-        "candidates": instance.get("candidates", []),
-        "prediction": prediction,
-        "valid": valid,
-        "error": error,
-        "raw": raw,
-    }
+    extra: dict[str, Any] = {}
     if task == "er":
-        record["intensity_score"] = (
+        extra["intensity_score"] = (
             intensity_score(prediction["intensity"], instance["gold"]["intensity"]) if valid else float(INVALID_JUDGE_SCORE)
         )
-        record["judge_score"] = None if valid else INVALID_JUDGE_SCORE
-        record["score"] = None if valid else float(INVALID_JUDGE_SCORE)
-        record["bertscore"] = None if valid else INVALID_BERTSCORE
+        extra["judge_score"] = None if valid else INVALID_JUDGE_SCORE
+        extra["score"] = None if valid else float(INVALID_JUDGE_SCORE)
+        extra["bertscore"] = None if valid else INVALID_BERTSCORE
     elif task == "vp":
-        record["judge_score"] = None if valid else INVALID_JUDGE_SCORE
-        record["bertscore"] = None if valid else INVALID_BERTSCORE
-    return record
+        extra["judge_score"] = None if valid else INVALID_JUDGE_SCORE
+        extra["bertscore"] = None if valid else INVALID_BERTSCORE
+    return ResultRecord(
+        id=instance["id"],
+        task=task,
+        sample_id=instance["sample_id"],
+        scenario=instance["scenario"],
+        row=instance["row"],
+        n_rows=instance.get("n_rows"),
+        gold=instance["gold"],
+        candidates=instance.get("candidates", []),
+        prediction=prediction,
+        valid=valid,
+        error=error,
+        raw=raw,
+        **extra,
+    ).model_dump()
 
 
 def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = False) -> dict[str, Any]:
@@ -92,7 +126,7 @@ def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = 
     return out
 
 
-AUTHORS_RUBRIC_MAX = 6
+AUTHORS_RUBRIC_MAX = TARGET_SCALE.hi + VIEWPOINT_SCALE.hi
 """The authors' VP rubric: target correctness 0-2 plus viewpoint correctness 0-4."""
 
 

@@ -143,7 +143,7 @@ def test_cli_validate_any_file(content: bytes) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     output = result.output
     assert "Traceback" not in output
-    # the last-resort net of clikit.no_traceback did not fire
+    # the last-resort net of cli._common.guard did not fire
     assert not any(line.startswith("error: unexpected ") for line in output.splitlines()), output
     last = output.strip().splitlines()[-1]
     assert last.startswith("OK: " if result.exit_code == 0 else "FAILED: "), output

@@ -79,6 +79,22 @@ def test_record_missing_a_field(tmp_path: Path):
     _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "itp.jsonl:3", "gold")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [("row", True, "field row"), ("scenario", "group", "field scenario"), ("valid", "yes", "field valid"), ("n_rows", 0, "field n_rows")],
+)
+def test_record_with_a_wrong_type_names_the_field(tmp_path: Path, field: str, value, needle: str):
+    """Every line is checked against the one record schema (``scoring.ResultRecord``)."""
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    path = run / "results" / "stp.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[1])
+    record[field] = value
+    lines[1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "stp.jsonl:2", needle)
+
+
 def test_record_of_the_wrong_task(tmp_path: Path):
     run = make_run(tmp_path / "run", "openai/m", 0.5)
     path = run / "results" / "ssp.jsonl"

@@ -25,6 +25,8 @@ GROUPS: tuple[tuple[str, str, str, str], ...] = (
     ("eval", "eval", "eval_command", "Evaluate a model on the six tasks (inspect_ai; offline baselines by default)."),
     ("report", "report", "report_command", "Report on runs: paper tables, bootstrap CIs, paired tests, figures, HTML."),
     ("agreement", "report", "agreement_app", "Judge-human agreement (Table 12) and the sample to rate."),
+    ("agent", "agent", "app", "The relation-aware support agent (state, when, whom and how, turn), evaluated as a chain."),
+    ("review", "review", "app", "The review web app: verify drafts row by row beside the video (init, users, import, serve, export)."),
 )
 """Every command group of ``rescue``, in ``--help`` order: the one place a new group is added."""
 

@@ -139,7 +139,7 @@ def check_mode(mode: str) -> CueMode:
 
     value = mode.strip().lower()
     if value not in CUE_MODES:
-        raise fail(f"unknown mode {mode!r}; expected one of {', '.join(CUE_MODES)}")
+        raise fail(f"unknown mode {mode!r} (--mode); expected one of {', '.join(CUE_MODES)}")
     return value
 
 
@@ -148,6 +148,18 @@ def check_context(context: int | None) -> int | None:
     if context is not None and context < -1:
         raise fail(f"--context must be -1 (all previous rows) or a number >= 0, got {context}")
     return context
+
+
+def check_model(model: str) -> str:
+    """``--model``: any inspect_ai model name, or one of the offline baselines (``baseline/<method>``)."""
+    from rescue_bench.labels import BASELINE_PREFIX, is_baseline
+
+    if is_baseline(model):
+        from rescue_bench.baselines import BASELINES
+
+        if model.removeprefix(BASELINE_PREFIX) not in BASELINES:
+            raise fail(f"unknown baseline {model!r}; expected one of {', '.join(BASELINE_PREFIX + b for b in BASELINES)}")
+    return model
 
 
 def load_data(data: Sequence[Path] | None, repair_mojibake: bool = False) -> list[Clip]:

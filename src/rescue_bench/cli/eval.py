@@ -20,6 +20,7 @@ from rescue_bench.cli._common import (
     TasksOption,
     check_context,
     check_mode,
+    check_model,
     check_tasks,
     fail,
     guard,
@@ -87,18 +88,14 @@ def eval_command(
     workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the calls over (for fast endpoints, where one process is CPU-bound); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
-    from rescue_bench.labels import RUBRICS, is_baseline
+    from rescue_bench.labels import RUBRICS
 
     if vp_rubric not in RUBRICS:
         raise fail(f"--vp-rubric must be one of {', '.join(RUBRICS)} (got {vp_rubric!r})")
+    check_model(model)
     task_list = check_tasks(tasks)
     cue_mode = check_mode(mode)
     context = check_context(context)
-    if is_baseline(model):
-        from rescue_bench.baselines import BASELINES
-
-        if model.split("/", 1)[1] not in BASELINES:
-            raise fail(f"unknown baseline {model!r}; expected one of {', '.join('baseline/' + b for b in BASELINES)}")
     from rescue_bench.engine.run import run_eval
     from rescue_bench.engine.settings import EvalSettings
 

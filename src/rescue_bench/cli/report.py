@@ -26,7 +26,7 @@ from rescue_bench.cli._common import command, guard
 
 @guard
 def report_command(
-    run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` output folders (one or more).", show_default=False),
+    run_dirs: list[Path] = typer.Argument(..., help="`rescue eval` or `rescue agent eval` output folders (one or more).", show_default=False),
     data: Optional[list[Path]] = typer.Option(
         None, "--data", "-d",
         help="Release JSONL or per-clip folder for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
@@ -49,13 +49,13 @@ def report_command(
     elif paths:
         clips = load_clips(paths)
     report = compute_report(runs, clips, n_resamples=resamples, seed=seed, confidence=confidence, data_paths=paths)
-    report["warnings"] = warnings + report["warnings"]
+    report.warnings = warnings + report.warnings
     files = write_report(report, out)
-    for w in report["warnings"]:
+    for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     typer.echo(
         f"Report for {len(runs)} run(s): {out / 'report.html'} ({len(files['tables'])} table files, "
-        f"{len(files['figures'])} figures, {len(report['tests'])} paired tests; report.json beside it)"
+        f"{len(files['figures'])} figures, {len(report.tests)} paired tests; report.json beside it)"
     )
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage, shard_connections, shard_of
+from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
 
 
-def _usage(logs: Sequence[Any]) -> dict[str, Any]:
+def log_usage(logs: Sequence[Any]) -> dict[str, Any]:
     """Token usage per model, summed over the logs (headers only: no sample is loaded)."""
     parts = []
     for log in logs:
@@ -28,32 +29,40 @@ def _usage(logs: Sequence[Any]) -> dict[str, Any]:
     return merge_usage(parts)
 
 
-def _unscored(instance: Instance, error: str | None, settings: EvalSettings) -> dict[str, Any]:
+def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> dict[str, Any]:
     """The record of a sample that got no answer (the call failed after its retries): invalid."""
     from rescue_bench.engine.inspect_tasks import INSTANCE_FIELDS
     from rescue_bench.scoring import base_record, with_authors_judge
 
     record = base_record(instance.model_dump(mode="json", include=set(INSTANCE_FIELDS)), None)
     record["error"] = f"no answer: {error}" if error else "no answer"
-    if record["task"] == "vp" and settings.vp_rubric == "authors" and settings.judge:
+    if record["task"] == "vp" and authors_rubric:
         record = with_authors_judge(record, None)
     return record
 
 
-def _gather_records(
-    chosen: Sequence[Instance], collected: dict[str, dict[str, Any]], logs: Sequence[Any], settings: EvalSettings
-) -> list[dict[str, Any]]:
-    """One record per instance of ``chosen``: the scorer's, else an invalid "no answer" record.
-
-    Only when some instance has no record are the logs read, for the error that stopped it.
-    """
-    wanted = {inst.id for inst in chosen if inst.id not in collected}
+def sample_errors(logs: Sequence[Any], wanted: set[str]) -> dict[str, str]:
+    """The error that stopped each sample of ``wanted`` that has one (the logs are read only if any is wanted)."""
     errors: dict[str, str] = {}
     for log in logs if wanted else []:
         for sample in log.samples or []:
             if sample.id in wanted and sample.error:
                 errors[str(sample.id)] = sample.error.message
-    return [collected.get(inst.id) or _unscored(inst, errors.get(inst.id), settings) for inst in chosen]
+    return errors
+
+
+def gather_records(
+    chosen: Sequence[Instance], collected: dict[str, dict[str, Any]], logs: Sequence[Any], judged_rubric: Rubric | None
+) -> list[dict[str, Any]]:
+    """One record per instance of ``chosen``: the scorer's, else an invalid "no answer" record.
+
+    ``judged_rubric`` is the VP rubric of a judged run (``None``: no judge). Only when some instance
+    has no record are the logs read, for the error that stopped it.
+    """
+    wanted = {inst.id for inst in chosen if inst.id not in collected}
+    errors = sample_errors(logs, wanted)
+    authors = judged_rubric == "authors"
+    return [collected.get(inst.id) or _unscored(inst, errors.get(inst.id), authors) for inst in chosen]
 
 
 def evaluate(
@@ -71,12 +80,9 @@ def evaluate(
     the number of instances to evaluate once they are built, ``on_record`` is called as each record
     is made. Returns (clips loaded, what was evaluated).
     """
-    from inspect_ai import eval as inspect_eval
-
     from rescue_bench.data.load import load_clips
     from rescue_bench.engine.channel import RunChannel
     from rescue_bench.engine.inspect_tasks import rescue_task
-    from rescue_bench.engine.providers import GRADER, endpoint, get_provider_model, provider_args
     from rescue_bench.tasks import BuildOptions, build_instances
 
     index, count = shard
@@ -110,38 +116,78 @@ def evaluate(
         )
     if on_total is not None:
         on_total(len(evaluated))
+    logs = run_inspect(
+        tasks,
+        model=settings.model,
+        judge=settings.judge,
+        seed=settings.seed,
+        log_dir=Path(settings.out) / "logs",
+        display=display,
+        log_samples=settings.log_samples,
+        max_connections=connections,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout,
+    )
+    records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None)
+    return len(clips), Evaluated(records, log_usage(logs), [getattr(log, "status", None) for log in logs])
+
+
+def run_inspect(
+    tasks: Sequence[Any],
+    *,
+    model: str,
+    judge: str | None,
+    seed: int,
+    log_dir: Path,
+    display: str,
+    log_samples: bool,
+    max_connections: int | None,
+    max_retries: int | None,
+    timeout: int | None,
+) -> list[Any]:
+    """Run inspect_ai ``tasks`` as ``rescue`` runs them; their logs, or :class:`RunInterrupted`.
+
+    With ``max_connections`` the tasks run at the same time (inspect_ai's ``max_tasks``; their calls
+    are bounded by the run's channel); ``judge`` is bound to the ``grader`` role.
+    """
+    if not tasks:
+        return []
+    from inspect_ai import eval as inspect_eval
+
+    from rescue_bench.engine.providers import GRADER, endpoint, get_provider_model, provider_args
+    from rescue_bench.labels import is_baseline
+
     gen_args: dict[str, Any] = {}
-    if connections is not None:
-        gen_args["max_connections"] = connections
-        gen_args["max_tasks"] = max(1, len(tasks))
-    if settings.max_retries is not None:
-        gen_args["max_retries"] = settings.max_retries
-    if settings.timeout is not None:
+    if max_connections is not None:
+        gen_args["max_connections"] = max_connections
+        gen_args["max_tasks"] = len(tasks)
+    if max_retries is not None:
+        gen_args["max_retries"] = max_retries
+    if timeout is not None:
         # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
         # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
-        gen_args["attempt_timeout"] = settings.timeout
-    if settings.judge:
-        gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge)}
+        gen_args["attempt_timeout"] = timeout
+    if judge:
+        gen_args["model_roles"] = {GRADER: get_provider_model(judge)}
     try:
         logs = inspect_eval(
-            tasks,
-            model=settings.model,
-            model_base_url=endpoint(settings.model),
-            model_args={"seed": settings.seed} if settings.is_baseline else provider_args(settings.model),
-            log_dir=str(Path(settings.out) / "logs"),
+            list(tasks),
+            model=model,
+            model_base_url=endpoint(model),
+            model_args={"seed": seed} if is_baseline(model) else provider_args(model),
+            log_dir=str(log_dir),
             display=display,  # type: ignore[arg-type]
             fail_on_error=False,
             score_display=False,
             log_level="error",
             log_realtime=False,
             log_buffer=100,
-            log_samples=settings.log_samples,
+            log_samples=log_samples,
             **gen_args,
-        ) if tasks else []
+        )
     except KeyboardInterrupt as exc:
         raise RunInterrupted() from exc
     # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only
     if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted()
-    records = _gather_records(evaluated, channel.records, logs, settings)
-    return len(clips), Evaluated(records, _usage(logs), [getattr(log, "status", None) for log in logs])
+    return list(logs)

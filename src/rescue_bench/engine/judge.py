@@ -39,7 +39,7 @@ def grader() -> Model | None:
     return get_model(role=GRADER) if GRADER in model_roles() else None
 
 
-async def _ask(
+async def ask_judge(
     judge: Model,
     prompt: Any,
     parse: Callable[[str], ParsedAnswer],
@@ -83,7 +83,7 @@ async def judge_score(
     the record is flagged.
     """
     prompt = judge_prompt(record["task"], record["gold"], record["prediction"], client)
-    value, flagged = await _ask(judge, prompt, parse_judge, attempt_timeout, channel)
+    value, flagged = await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel)
     return (1, True) if value is None else (int(value), flagged)
 
 
@@ -96,4 +96,4 @@ async def judge_authors(
 ) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await _ask(judge, prompt, parse_vp_rubric, attempt_timeout, channel, rubric="authors")
+    return await ask_judge(judge, prompt, parse_vp_rubric, attempt_timeout, channel, rubric="authors")

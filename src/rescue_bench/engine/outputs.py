@@ -62,29 +62,44 @@ def write_json(path: Path, obj: Any) -> None:
     tmp.replace(path)
 
 
-def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1) -> dict[str, Any]:
-    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary."""
-    from importlib.metadata import version
+def write_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``folder/results/<task>.jsonl`` and ``folder/summary.json`` of task records; returns the summary.
 
-    from rescue_bench import __version__
+    The records are put in one canonical order (task, clip, row) first, and the summary is computed
+    from them exactly as they are written, so anyone recomputing it from ``results/`` gets the same
+    floats (with any number of workers).
+    """
     from rescue_bench.scoring import summarize
-    from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
-    out = Path(settings.out)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    records = evaluated.records
-    backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
-    # one canonical order (task, clip, row): the summary is computed from the records exactly as
-    # they are written, so anyone recomputing it from results/ gets the same floats (with any
-    # number of workers)
+    (folder / "results").mkdir(parents=True, exist_ok=True)
     records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
     by_task: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         by_task.setdefault(record["task"], []).append(record)
     for name, rows in by_task.items():
-        write_jsonl(out / "results" / f"{name}.jsonl", rows)
+        write_jsonl(folder / "results" / f"{name}.jsonl", rows)
     summary = summarize(records)
-    write_json(out / "summary.json", summary)
+    write_json(folder / "summary.json", summary)
+    return summary
+
+
+def versions() -> dict[str, str]:
+    """The versions a run records: rescue-bench, inspect_ai and Python."""
+    from importlib.metadata import version
+
+    from rescue_bench import __version__
+
+    return {"rescue_bench": __version__, "inspect_ai": version("inspect_ai"), "python": platform.python_version()}
+
+
+def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1) -> dict[str, Any]:
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary."""
+    from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
+
+    out = Path(settings.out)
+    records = evaluated.records
+    backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
+    summary = write_results(out, records)
     options = BuildOptions(mode=settings.mode).with_context(settings.context)
     write_json(
         out / "run.json",
@@ -98,11 +113,7 @@ def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, w
             "workers": workers,
             "bertscore_backbone": backbone,
             "usage": evaluated.usage,
-            "versions": {
-                "rescue_bench": __version__,
-                "inspect_ai": version("inspect_ai"),
-                "python": platform.python_version(),
-            },
+            "versions": versions(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "status": evaluated.statuses,
         },

@@ -14,10 +14,11 @@ from rescue_bench.tasks.instance import Instance, ModelInput, RowView
 ANSWER_CONTRACT: dict[str, str] = {name: answer_format.example for name, answer_format in FORMATS.items()}
 """The answer format of each task and judge as the model is shown it (from :mod:`rescue_bench.contract`)."""
 
-_SETTING = {
+SETTING = {
     "couple": "a couples-therapy session with two partners and a therapist",
     "family": "a family-therapy session with several family members and a therapist",
 }
+"""The session each scenario's prompts describe (the tasks' and the support agent's)."""
 
 _QUESTION = {
     "itp": (
@@ -63,7 +64,8 @@ _TASK_GUIDE = {
 }
 
 
-def _definitions(title: str, labels: dict[str, str]) -> str:
+def definitions(title: str, labels: dict[str, str]) -> str:
+    """A titled list of labels with their definitions, as every prompt shows them."""
     lines = [f"{title}:"]
     lines += [f"- {name}: {text}" for name, text in labels.items()]
     return "\n".join(lines)
@@ -73,14 +75,14 @@ def _definitions(title: str, labels: dict[str, str]) -> str:
 def system_prompt(task: TaskName, scenario: str, mode: str) -> str:
     """The stable prefix of ``task`` in ``scenario`` under cue ``mode``: same for every instance."""
     parts = [
-        f"You are an expert couple and family therapist assisting with research on {_SETTING[scenario]}.",
+        f"You are an expert couple and family therapist assisting with research on {SETTING[scenario]}.",
         f"Task: {TASK_NAMES[task]}. {_TASK_GUIDE[task]}",
-        _cue_note(mode),
+        cue_note(mode),
     ]
     # Every task sees the scenario's whole framework: the relation patterns and strategies are the
     # shared clinical vocabulary of the benchmark, and one long stable prefix is cheap to cache.
-    parts.append(_definitions("Relation patterns between the clients", PATTERNS[scenario]))
-    parts.append(_definitions("Therapist support strategies", STRATEGIES[scenario]))
+    parts.append(definitions("Relation patterns between the clients", PATTERNS[scenario]))
+    parts.append(definitions("Therapist support strategies", STRATEGIES[scenario]))
     parts.append("Boundary rules:\n" + "\n".join(f"- {rule}" for rule in BOUNDARY_RULES))
     if task == "stp":
         parts.append(
@@ -94,7 +96,8 @@ def system_prompt(task: TaskName, scenario: str, mode: str) -> str:
     return "\n\n".join(parts)
 
 
-def _cue_note(mode: str) -> str:
+def cue_note(mode: str) -> str:
+    """The sentence telling the model which cues the rows show in ``mode``."""
     shown = {
         "dialogue": "speaker, addressees, what was said and overlapping background talk",
         "audio": "speaker, addressees, what was said, background talk and tone of voice",

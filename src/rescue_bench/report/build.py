@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from rescue_bench.labels import RANKED_TASKS, SCENARIOS, patterns
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
@@ -29,6 +31,90 @@ from rescue_bench.scoring import SUMMARY_SCENARIOS
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
+
+
+class ReportSettings(BaseModel):
+    """How the report's intervals and tests were made, and from which data."""
+
+    resamples: int
+    seed: int
+    confidence: float
+    ci: str = "percentile cluster bootstrap over clips (sample_id)"
+    test: str = (
+        "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
+        "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario"
+    )
+    position_bins: str = "ten bins of row / n_rows: (0, 0.1], ..., (0.9, 1]"
+    data: list[str] | str = "bundled demo"
+
+
+class RunEntry(BaseModel):
+    """One run of the report, as its tables name it."""
+
+    name: str
+    model: str
+    path: str
+    baseline: bool
+    judge: str | None = None
+    created: str | None = None
+    mode: str | None = None
+    tasks: list[str]
+
+
+class PaperReference(BaseModel):
+    """What the report shows of the paper beside the runs."""
+
+    source: str
+    itp_note: str
+    table6_clips: dict[str, int]
+    label_shares: Any = None
+    per_label_rpp_accuracy_avg_over_models: Any = None
+
+    @classmethod
+    def published(cls) -> PaperReference:
+        """The paper's values, from the bundled reference file."""
+        ref = paper_reference()
+        return cls(
+            source=T.PAPER_SOURCE,
+            itp_note=T.ITP_FOOTNOTE,
+            table6_clips={s: max(v.get(f"{s}_samples", 0) for v in table6().values()) for s in SCENARIOS},
+            label_shares=ref.get("label_shares"),
+            per_label_rpp_accuracy_avg_over_models=ref.get("per_label_rpp_accuracy_avg_over_models"),
+        )
+
+
+Nested = dict[str, Any]
+"""Per run (or per scenario), the analysis' JSON-ready values (see :mod:`rescue_bench.report.analysis`)."""
+
+
+class Report(BaseModel):
+    """Every number of a report; ``report.json`` is its JSON form (``model_dump``).
+
+    Per-run fields are keyed by the run's unique name: ``models`` is
+    ``{run: {task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}}``; ``counts``,
+    ``majority_share``, ``per_label``, ``stp_roles``, ``confusion`` and ``position`` follow the same
+    run -> task -> scenario nesting. ``data`` holds the data figures' values (transitions, label
+    distributions, gold pattern positions), ``agent`` the support agent's section.
+    """
+
+    settings: ReportSettings
+    runs: list[RunEntry] = Field(default_factory=list)
+    clips: dict[str, dict[str, int]] = Field(default_factory=dict)
+    clips_all: dict[str, int] = Field(default_factory=dict)
+    models: Nested = Field(default_factory=dict)
+    counts: Nested = Field(default_factory=dict)
+    majority_share: Nested = Field(default_factory=dict)
+    per_label: Nested = Field(default_factory=dict)
+    stp_roles: Nested = Field(default_factory=dict)
+    confusion: Nested = Field(default_factory=dict)
+    position: Nested = Field(default_factory=dict)
+    usage: list[dict[str, Any]] = Field(default_factory=list)
+    tests: list[Any] = Field(default_factory=list)
+    data: Nested = Field(default_factory=dict)
+    paper: PaperReference = Field(default_factory=PaperReference.published)
+    agent: Nested = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    created: str = ""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -81,38 +167,19 @@ def compute_report(
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     data_paths: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """Every number of the report as a JSON-ready dict (pure: no files written).
-
-    Keys: ``settings``, ``runs``, ``clips`` (per run and scenario) and ``clips_all``, ``models``
-    (``{run: {task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}}``), ``counts``,
-    ``majority_share``, ``tests``, ``per_label``, ``stp_roles``, ``confusion``, ``position``, ``usage``,
-    ``data`` (transitions, label distributions, gold pattern positions), ``paper``, ``warnings``.
-    """
-    runs = _ordered(runs)
+) -> Report:
+    """Every number of the report (pure: no files written)."""
+    every_run = list(runs)
+    runs = _ordered([r for r in runs if r.tasks])  # agent-only runs are reported in their own section
     warnings: list[str] = []
-    report: dict[str, Any] = {
-        "settings": {
-            "resamples": n_resamples,
-            "seed": seed,
-            "confidence": confidence,
-            "ci": "percentile cluster bootstrap over clips (sample_id)",
-            "test": "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
-            "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario",
-            "position_bins": "ten bins of row / n_rows: (0, 0.1], ..., (0.9, 1]",
-            "data": list(data_paths) if data_paths is not None else "bundled demo",
-        },
-        "runs": [],
-        "clips": {},
-        "models": {},
-        "counts": {},
-        "majority_share": {},
-        "per_label": {},
-        "stp_roles": {},
-        "confusion": {},
-        "position": {},
-        "usage": [],
-    }
+    report = Report(
+        settings=ReportSettings(
+            resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+            data=list(data_paths) if data_paths is not None else "bundled demo",
+        )
+    )
     all_records: list[dict[str, Any]] = []
     for run in runs:
         records: dict[str, A.Records] = {t: run.records[t] for t in run.tasks}
@@ -120,41 +187,41 @@ def compute_report(
         points = A.point_metrics(records)
         for problem in A.summary_mismatches(points, run.summary):
             warnings.append(f"{run.path / 'summary.json'} disagrees with its records ({problem}); the report uses the records")
-        report["runs"].append(
-            {
-                "name": run.name,
-                "model": run.model,
-                "path": str(run.path),
-                "baseline": run.is_baseline,
-                "judge": run.info.get("judge"),
-                "created": run.info.get("created"),
-                "mode": (run.info.get("settings") or {}).get("mode"),
-                "tasks": run.tasks,
-            }
+        report.runs.append(
+            RunEntry(
+                name=run.name,
+                model=run.model,
+                path=str(run.path),
+                baseline=run.is_baseline,
+                judge=run.info.get("judge"),
+                created=run.info.get("created"),
+                mode=(run.info.get("settings") or {}).get("mode"),
+                tasks=run.tasks,
+            )
         )
-        report["clips"][run.name] = A.clips_by_scenario(run.all_records())
-        report["models"][run.name] = A.headline_cis(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        report["counts"][run.name] = A.counts(records)
-        report["majority_share"][run.name] = A.majority_shares(records)
-        report["per_label"][run.name] = {
+        report.clips[run.name] = A.clips_by_scenario(run.all_records())
+        report.models[run.name] = A.headline_cis(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        report.counts[run.name] = A.counts(records)
+        report.majority_share[run.name] = A.majority_shares(records)
+        report.per_label[run.name] = {
             t: {s: A.per_label_accuracy(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
             for t in RANKED_TASKS
             if t in records
         }
         if "stp" in records:
-            report["stp_roles"][run.name] = {s: A.per_role_accuracy(records["stp"], s) for s in SUMMARY_SCENARIOS}
+            report.stp_roles[run.name] = {s: A.per_role_accuracy(records["stp"], s) for s in SUMMARY_SCENARIOS}
         conf: dict[str, Any] = {}
         for t in RANKED_TASKS:
             if t in records:
                 conf[t] = {s: A.confusion(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
         if "stp" in records:
             conf["stp_role"] = {s: A.confusion("stp", records["stp"], s, by_role=True) for s in SUMMARY_SCENARIOS if A.subset(records["stp"], s)}
-        report["confusion"][run.name] = conf
+        report.confusion[run.name] = conf
         if "rpp" in records:
-            report["position"][run.name] = {s: A.position_accuracy(records["rpp"], s) for s in SUMMARY_SCENARIOS if A.subset(records["rpp"], s)}
-        report["usage"].extend(A.usage_rows(run.name, run.info))
-    report["clips_all"] = A.clips_by_scenario(all_records)
-    report["tests"] = A.paired_tests(
+            report.position[run.name] = {s: A.position_accuracy(records["rpp"], s) for s in SUMMARY_SCENARIOS if A.subset(records["rpp"], s)}
+        report.usage.extend(A.usage_rows(run.name, run.info))
+    report.clips_all = A.clips_by_scenario(all_records)
+    report.tests = A.paired_tests(
         [(run.name, {t: run.records[t] for t in run.tasks}) for run in runs], n_resamples=n_resamples, seed=seed
     )
     data: dict[str, Any] = {"transitions": {}, "label_distributions": {}, "pattern_positions": {}, "source": None}
@@ -174,17 +241,13 @@ def compute_report(
                 items = A.gold_positions_from_records(source.records["rpp"], s)
                 if items:
                     data["pattern_positions"][s] = A.position_distribution(items, patterns(s))
-    report["data"] = data
-    ref = paper_reference()
-    report["paper"] = {
-        "source": T.PAPER_SOURCE,
-        "itp_note": T.ITP_FOOTNOTE,
-        "table6_clips": {s: max(v.get(f"{s}_samples", 0) for v in table6().values()) for s in SCENARIOS},
-        "label_shares": ref.get("label_shares"),
-        "per_label_rpp_accuracy_avg_over_models": ref.get("per_label_rpp_accuracy_avg_over_models"),
-    }
-    report["warnings"] = warnings
-    report["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report.data = data
+    from rescue_bench.report.agent import compute_agent  # hook: the support agent's section
+
+    report.agent = compute_agent(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    warnings.extend(report.agent["warnings"])
+    report.warnings = warnings
+    report.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
 
 
@@ -193,18 +256,18 @@ def compute_report(
 # ------------------------------------------------------------------------------------------------
 
 
-def _points(report: dict[str, Any], name: str) -> dict[str, dict[str, dict[str, float | None]]]:
+def _points(report: Report, name: str) -> dict[str, dict[str, dict[str, float | None]]]:
     return {
         task: {s: {m: e["value"] for m, e in per_s.items()} for s, per_s in per.items()}
-        for task, per in report["models"][name].items()
+        for task, per in report.models[name].items()
     }
 
 
-def build_tables(report: dict[str, Any]) -> dict[str, T.Table]:
+def build_tables(report: Report) -> dict[str, T.Table]:
     """The report's tables (pure), keyed by file stem."""
-    runs = [(r["name"], r["baseline"], _points(report, r["name"])) for r in report["runs"]]
-    clips = report["clips_all"]
-    paper_clips = {**report["paper"]["table6_clips"], "both": sum(report["paper"]["table6_clips"].values())}
+    runs = [(r.name, r.baseline, _points(report, r.name)) for r in report.runs]
+    clips = report.clips_all
+    paper_clips = {**report.paper.table6_clips, "both": sum(report.paper.table6_clips.values())}
     out: dict[str, T.Table] = {}
     out["table5"] = T.paper_layout(
         runs,
@@ -222,28 +285,28 @@ def build_tables(report: dict[str, Any]) -> dict[str, T.Table]:
             title=f"Table 11 layout: {T.scenario_caption(s, clips[s], paper_clips[s]).replace(' (', ' scenario (', 1)}",
         )
     out["headline_ci"] = T.ci_table(
-        [(r["name"], report["models"][r["name"]], report["counts"][r["name"]], report["majority_share"][r["name"]]) for r in report["runs"]],
+        [(r.name, report.models[r.name], report.counts[r.name], report.majority_share[r.name]) for r in report.runs],
         clips,
-        confidence=report["settings"]["confidence"],
-        n_resamples=report["settings"]["resamples"],
+        confidence=report.settings.confidence,
+        n_resamples=report.settings.resamples,
     )
-    out["invalid_rates"] = T.invalid_table([(r["name"], report["counts"][r["name"]]) for r in report["runs"]])
-    if report["usage"]:
-        out["usage"] = T.usage_table(report["usage"])
+    out["invalid_rates"] = T.invalid_table([(r.name, report.counts[r.name]) for r in report.runs])
+    if report.usage:
+        out["usage"] = T.usage_table(report.usage)
     return out
 
 
-def per_label_tables(report: dict[str, Any]) -> list[T.Table]:
-    names = [r["name"] for r in report["runs"]]
-    paper = report["paper"].get("per_label_rpp_accuracy_avg_over_models") or {}
+def per_label_tables(report: Report) -> list[T.Table]:
+    names = [r.name for r in report.runs]
+    paper = report.paper.per_label_rpp_accuracy_avg_over_models or {}
     tables = []
     s: str  # a scenario, then a summary scenario (both loops below)
     for task in RANKED_TASKS:
         for s in SCENARIOS:
-            per_run = [(n, report["per_label"][n][task][s]) for n in names if s in (report["per_label"][n].get(task) or {})]
+            per_run = [(n, report.per_label[n][task][s]) for n in names if s in (report.per_label[n].get(task) or {})]
             if per_run:
                 tables.append(T.per_label_table(task, s, per_run, paper=paper.get(s) if task == "rpp" else None))
-    role_runs = [(n, report["stp_roles"][n]) for n in names if n in report["stp_roles"]]
+    role_runs = [(n, report.stp_roles[n]) for n in names if n in report.stp_roles]
     for s in SUMMARY_SCENARIOS:
         per_run = [(n, per[s]) for n, per in role_runs if per.get(s)]
         if per_run:
@@ -256,17 +319,17 @@ def per_label_tables(report: dict[str, Any]) -> list[T.Table]:
     return tables
 
 
-def confusion_tables(report: dict[str, Any]) -> list[T.Table]:
+def confusion_tables(report: Report) -> list[T.Table]:
     tables = []
-    for k, r in enumerate(report["runs"]):
-        for task, per in report["confusion"][r["name"]].items():
+    for k, r in enumerate(report.runs):
+        for task, per in report.confusion[r.name].items():
             for s, conf in per.items():
                 what = "STP by target role" if task == "stp_role" else T.TASK_LABELS[task]
                 tables.append(
                     T.confusion_table(
                         conf,
                         name=f"confusion_{k}_{task}_{s}",
-                        title=f"{r['name']}: {what} confusion (gold rows, top-1 columns), {T.SCENARIO_NAMES[s]}",
+                        title=f"{r.name}: {what} confusion (gold rows, top-1 columns), {T.SCENARIO_NAMES[s]}",
                     )
                 )
     return tables
@@ -277,16 +340,16 @@ def confusion_tables(report: dict[str, Any]) -> list[T.Table]:
 # ------------------------------------------------------------------------------------------------
 
 
-def draw_figures(report: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
+def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
     """All figures; returns ``(path, caption)`` pairs in display order."""
     out: list[tuple[Path, str]] = []
-    data = report["data"]
-    names = [r["name"] for r in report["runs"]]
+    data = report.data
+    names = [r.name for r in report.runs]
     for s, matrix in data["transitions"].items():
         path = F.transition_heatmap(matrix, s, fig_dir / f"fig3_transitions_{s}.png", n_clips=data["clips"][s])
         out.append((path, f"Fig. 3 ({s}): row-normalised transition matrix of consecutive relation-pattern labels "
                           "(therapist rows' relation_cycle_state within a clip)."))
-    series = [(n, report["position"][n]) for n in names if n in report["position"]]
+    series = [(n, report.position[n]) for n in names if n in report.position]
     if series:
         scen = [s for s in SUMMARY_SCENARIOS if any(s in per for _, per in series)]
         path = F.position_accuracy_plot(series, scen, fig_dir / "fig4_rpp_accuracy_by_position.png")
@@ -308,9 +371,9 @@ def draw_figures(report: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]
             if per:
                 path = F.distribution_plot(per, title, xlabel, fig_dir / file)
                 out.append((path, f"{fig}: {title.lower()} per scenario."))
-    paper = report["paper"].get("per_label_rpp_accuracy_avg_over_models") or {}
+    paper = report.paper.per_label_rpp_accuracy_avg_over_models or {}
     for s in SCENARIOS:
-        per_run = [(n, report["per_label"][n]["rpp"][s]) for n in names if s in (report["per_label"][n].get("rpp") or {})]
+        per_run = [(n, report.per_label[n]["rpp"][s]) for n in names if s in (report.per_label[n].get("rpp") or {})]
         if per_run:
             path = F.per_label_accuracy_plot(per_run, s, fig_dir / f"rpp_per_label_{s}.png", paper=paper.get(s))
             out.append((path, f"RPP top-1 accuracy per gold relation pattern ({s}), a bar per run; diamonds: the paper's average over its ten models."))
@@ -338,36 +401,36 @@ def _collection(title: str, tables: Sequence[T.Table]) -> str:
     return f"# {title}\n\n" + "\n".join(R.to_markdown(t) for t in tables)
 
 
-def _overview_html(report: dict[str, Any]) -> str:
+def _overview_html(report: Report) -> str:
     import html
 
     e = html.escape
     rows = []
-    for r in report["runs"]:
-        c = report["clips"][r["name"]]
+    for r in report.runs:
+        c = report.clips[r.name]
         rows.append(
-            [r["name"], r["model"], r["path"], r.get("judge") or "–", r.get("mode") or "–",
-             ", ".join(r["tasks"]), f"{c['couple']} / {c['family']} / {c['both']}"]
+            [r.name, r.model, r.path, r.judge or "–", r.mode or "–",
+             ", ".join(r.tasks), f"{c['couple']} / {c['family']} / {c['both']}"]
         )
     table = T.Table(
         name="runs", title="Runs",
         header=[("", h) for h in ("Run", "Model", "Folder", "Judge", "Cue mode", "Tasks", "Clips couple / family / both")],
         rows=rows,
     )
-    s = report["settings"]
+    s = report.settings
     parts = [R.to_html(table)]
     parts.append(
-        f"<p>Confidence intervals: {e(s['ci'])}, {s['resamples']} resamples, seed {s['seed']}, "
-        f"{round(100 * s['confidence'])}% level. Significance: {e(s['test'])}. Data for the data figures: "
-        f"<code>{e(str(s['data']))}</code>.</p>"
+        f"<p>Confidence intervals: {e(s.ci)}, {s.resamples} resamples, seed {s.seed}, "
+        f"{round(100 * s.confidence)}% level. Significance: {e(s.test)}. Data for the data figures: "
+        f"<code>{e(str(s.data))}</code>.</p>"
     )
     parts.append(f"<p class=\"note\">{e(T.ITP_FOOTNOTE)}</p>")
-    for w in report["warnings"]:
+    for w in report.warnings:
         parts.append(f'<p class="warn">{e(w)}</p>')
     return "\n".join(parts)
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[str]]:
+def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     """Write tables, figures, ``report.json`` and ``report.html`` into ``out_dir``; returns the files."""
     out = Path(out_dir)
     tab_dir, fig_dir = out / "tables", out / "figures"
@@ -378,8 +441,8 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[
     tables = build_tables(report)
     for table in tables.values():
         files["tables"] += [str(p) for p in R.write_table(table, tab_dir)]
-    names = [r["name"] for r in report["runs"]]
-    matrices = T.test_matrices(report["tests"], names)
+    names = [r.name for r in report.runs]
+    matrices = T.test_matrices(report.tests, names)
     labels = per_label_tables(report)
     confusions = confusion_tables(report)
     extra = {
@@ -396,9 +459,16 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[
 
     figs = draw_figures(report, fig_dir)
     files["figures"] = [str(p) for p, _ in figs]
+    from rescue_bench.report.agent import write_agent  # hook: the support agent's section
 
-    report = dict(report, files=files)
-    (out / "report.json").write_text(json.dumps(_json_safe(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    agent_tables, agent_figures, agent_html = write_agent(
+        report.agent, tab_dir, fig_dir, confidence=report.settings.confidence, n_resamples=report.settings.resamples
+    )
+    files["tables"] += agent_tables
+    files["figures"] += agent_figures
+
+    dumped = dict(report.model_dump(mode="python"), files=files)
+    (out / "report.json").write_text(json.dumps(_json_safe(dumped), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
     sections: list[tuple[str, str, str]] = [("overview", "Overview", _overview_html(report))]
     sections.append(("tables", "Paper tables", "\n".join(R.to_html(tables[k]) for k in ("table5", "table11_couple", "table11_family"))))
@@ -420,6 +490,8 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, list[
     usage = R.to_html(tables["usage"]) if "usage" in tables else "<p>No token usage recorded in run.json.</p>"
     sections.append(("answers", "Invalid answers and usage", R.to_html(tables["invalid_rates"]) + "\n" + usage))
     sections.append(("figures", "Figures", "\n".join(R.figure_html(p, c) for p, c in figs) or "<p>No figures.</p>"))
+    if agent_html is not None:
+        sections.append(("agent", "Support agent (chain)", agent_html))
     html_text = R.html_document("RESCUE-Bench report", sections)
     (out / "report.html").write_text(html_text, encoding="utf-8")
     files["report"] = [str(out / "report.json"), str(out / "report.html")]

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from rescue_bench.agent.points import AGENT_TASK
 from rescue_bench.errors import RescueError
-from rescue_bench.labels import SCENARIOS, TASKS, is_baseline
-
-REQUIRED_FIELDS: tuple[str, ...] = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "valid")
-"""Fields every result record must have (see :func:`rescue_bench.scoring.base_record`)."""
-
+from rescue_bench.labels import TASKS, is_baseline
+from rescue_bench.scoring import ResultRecord
 
 
 class ReportInputError(RescueError):
@@ -71,24 +71,18 @@ def _read_json(path: Path) -> Any:
 
 
 def _check_record(record: Any, path: Path, line: int, task: str) -> dict[str, Any]:
+    """``record`` validated against :class:`~rescue_bench.scoring.ResultRecord` (one error, naming the field)."""
     if not isinstance(record, dict):
         raise ReportInputError(path, f"a record must be a JSON object, got {type(record).__name__}", line)
-    missing = [f for f in REQUIRED_FIELDS if f not in record]
-    if missing:
-        raise ReportInputError(path, f"record lacks field(s) {', '.join(missing)}", line)
+    try:
+        ResultRecord.model_validate(record)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(part) for part in err["loc"]) or "(record)"
+        message = "is missing" if err["type"] == "missing" else f"{err['msg'][0].lower()}{err['msg'][1:]}, got {err.get('input')!r}"
+        raise ReportInputError(path, f"field {field} {message}", line) from None
     if record["task"] != task:
         raise ReportInputError(path, f"record of task {record['task']!r} in the file of task {task!r}", line)
-    if record["scenario"] not in SCENARIOS:
-        raise ReportInputError(path, f"unknown scenario {record['scenario']!r} (expected couple or family)", line)
-    if not isinstance(record["row"], int) or isinstance(record["row"], bool):
-        raise ReportInputError(path, f"field row must be an integer, got {record['row']!r}", line)
-    n_rows = record.get("n_rows")
-    if n_rows is not None and (not isinstance(n_rows, int) or isinstance(n_rows, bool) or n_rows < 1):
-        raise ReportInputError(path, f"field n_rows must be a positive integer, got {n_rows!r}", line)
-    if not isinstance(record["valid"], bool):
-        raise ReportInputError(path, f"field valid must be true or false, got {record['valid']!r}", line)
-    if not isinstance(record["id"], str) or not isinstance(record["sample_id"], str):
-        raise ReportInputError(path, "fields id and sample_id must be strings", line)
     return record
 
 
@@ -139,8 +133,8 @@ def load_run(path: str | Path) -> Run:
     records: dict[str, list[dict[str, Any]]] = {}
     for file in sorted(results.glob("*.jsonl")):
         task = file.stem
-        if task not in TASKS:
-            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join(TASKS)})")
+        if task not in TASKS and task != AGENT_TASK:  # agent.jsonl: `rescue agent eval` chain records
+            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join((*TASKS, AGENT_TASK))})")
         records[task] = read_results(file, task)
     if not any(records.values()):
         raise ReportInputError(results, "no records (expected results/<task>.jsonl files)")

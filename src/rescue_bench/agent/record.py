@@ -1,0 +1,253 @@
+"""The chain record: one per decision point, written to ``results/agent.jsonl``.
+
+Pure functions shared by the engine's scorer, the report and any user script, as
+:mod:`rescue_bench.scoring` is for the tasks: :func:`chain_record` turns a point and its step
+results into a record; :func:`judge_requests` / :func:`with_judges` and :func:`bertscore_requests` /
+:func:`with_bertscores` fill in what needs a model. :mod:`rescue_bench.agent.metrics` computes every
+number of ``summary.json`` from these records alone.
+
+Record fields: ``id, task ("agent"), sample_id, scenario, row, n_rows, state_mode, branch, gold`` (the
+point's gold), ``candidates``, ``participants``, ``last_speaker``, ``steps`` (per step asked: raw,
+prediction, valid, error), ``prediction`` (``when, whom, how, how_given_gold, pattern, turn,
+recipients``), ``valid`` (every step asked gave a usable answer), ``error`` (the first problem),
+``scores`` (below), ``single_ids``, and after judging ``judged`` (the keys of the judge calls made).
+
+``scores``:
+
+* ``emotions`` / ``stances``: one item per client (per source) with gold, state mode ``explicit``
+  only. A client the state leaves out, or an unusable state, scores like an invalid ER/VP answer:
+  judge 1, intensity 1, BERTScore 0 (:data:`rescue_bench.scoring.INVALID_JUDGE_SCORE`).
+* ``pattern``: ``{"gold", "prediction", "correct"}`` where the gold has a pattern (explicit only).
+* ``turn``: where the real therapist spoke (gold ``turn``) and the agent took the turn: judge
+  scores against the real turn (``judge_real``) and, where the gold names target and strategy,
+  against them (``judge_strategy``), and BERTScore against the real turn. A turn the agent owed
+  but did not give in usable form scores 1 / 1 / 0.
+* ``neglect_agent`` / ``neglect_therapist``: at points with a clearly most distressed client, whether
+  the agent's (the real therapist's) recipients leave that client out, counted only where that one
+  took the turn. An unusable target counts as leaving the client out (an invalid answer is wrong).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rescue_bench.agent.points import AGENT_TASK, DecisionPoint
+from rescue_bench.agent.prompts import turn_real_prompt, turn_strategy_prompt
+from rescue_bench.metrics import intensity_score
+from rescue_bench.prompts.render import Prompt, judge_prompt
+from rescue_bench.scoring import INVALID_BERTSCORE, INVALID_JUDGE_SCORE
+
+FLOOR_JUDGE = INVALID_JUDGE_SCORE
+FLOOR_BERTSCORE = INVALID_BERTSCORE
+
+
+def _result(results: Mapping[str, Any], step: str) -> dict[str, Any] | None:
+    value = results.get(step)
+    if value is None:
+        return None
+    return value if isinstance(value, Mapping) else value.to_dict()
+
+
+def recipients_of(whom: str | None, point: DecisionPoint) -> list[str]:
+    """The clients a target label stands for: every client for the group label, else the name."""
+    if whom is None:
+        return []
+    return list(point.participants) if whom == point.group else [whom]
+
+
+def chain_record(
+    point: DecisionPoint, results: Mapping[str, Any], state_mode: str, branch: bool = True
+) -> dict[str, Any]:
+    """The judge-free record of ``point`` from its step results (``StepResult`` or their dicts).
+
+    ``branch`` says whether the strategy-given-gold-target branch was asked at all (an option).
+    """
+    steps = {s: r for s in ("state", "when", "whom_how", "turn", "how_gold") if (r := _result(results, s)) is not None}
+    gold = point.gold
+
+    def pred(step: str) -> Any:
+        r = steps.get(step)
+        return r["prediction"] if r is not None and r["valid"] else None
+
+    when = pred("when")
+    intervened = when == "yes"
+    act = (steps.get("whom_how") or {}).get("prediction") or {}  # a usable part counts even if the other is not
+    whom = act.get("whom") if intervened else None
+    how = act.get("how") if intervened else None
+    state = pred("state") if state_mode == "explicit" else None
+    turn = pred("turn") if intervened else None
+    recipients = recipients_of(whom, point) if intervened else None
+    prediction = {
+        "when": when,
+        "whom": whom,
+        "how": how,
+        "how_given_gold": pred("how_gold"),
+        "pattern": state["pattern"] if state else None,
+        "turn": turn,
+        "recipients": recipients,
+    }
+    scores: dict[str, Any] = {"emotions": [], "stances": []}
+    if state_mode == "explicit":
+        for client, g in gold.emotions.items():
+            p = (state or {}).get("emotions", {}).get(client)
+            item: dict[str, Any] = {"client": client, "gold": {"emotion": g.emotion, "intensity": g.intensity}, "prediction": p}
+            if p is None:
+                item.update(valid=False, intensity_score=float(FLOOR_JUDGE), judge_score=FLOOR_JUDGE, score=float(FLOOR_JUDGE), bertscore=FLOOR_BERTSCORE)
+            else:
+                item.update(valid=True, intensity_score=intensity_score(p["intensity"], g.intensity), judge_score=None, score=None, bertscore=None)
+            scores["emotions"].append(item)
+        for source, items in gold.stances.items():
+            p = (state or {}).get("stances", {}).get(source)
+            entry: dict[str, Any] = {
+                "source": source,
+                "gold": [{"target": s.target, "viewpoint": s.viewpoint} for s in items],
+                "prediction": p or None,
+            }
+            if p:
+                entry.update(valid=True, judge_score=None, bertscore=None)
+            else:
+                entry.update(valid=False, judge_score=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
+            scores["stances"].append(entry)
+        if gold.pattern is not None:
+            scores["pattern"] = {"gold": gold.pattern, "prediction": prediction["pattern"], "correct": prediction["pattern"] == gold.pattern}
+    if gold.turn is not None and intervened:
+        t: dict[str, Any] = {"valid": turn is not None}
+        strategy_gold = gold.whom is not None and gold.how is not None
+        if turn is None:
+            t.update(judge_real=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
+            if strategy_gold:
+                t["judge_strategy"] = FLOOR_JUDGE
+        else:
+            t.update(judge_real=None, bertscore=None)
+            if strategy_gold:
+                t["judge_strategy"] = None
+        scores["turn"] = t
+    if gold.distressed is not None:
+        scores["neglect_agent"] = (gold.distressed not in recipients) if recipients is not None else None
+        scores["neglect_therapist"] = (
+            gold.distressed not in gold.recipients if gold.when == "yes" and gold.recipients is not None else None
+        )
+    asked = [r for r in steps.values()]
+    errors = [f"{s}: {r['error']}" for s, r in steps.items() if not r["valid"]]
+    return {
+        "id": point.id,
+        "task": AGENT_TASK,
+        "sample_id": point.sample_id,
+        "scenario": point.scenario,
+        "row": point.row,
+        "n_rows": point.n_rows,
+        "state_mode": state_mode,
+        "branch": branch,
+        "gold": gold.model_dump(mode="json"),
+        "candidates": {"targets": point.targets, "strategies": point.strategies, "patterns": point.patterns},
+        "participants": point.participants,
+        "last_speaker": point.last_speaker,
+        "steps": steps,
+        "prediction": prediction,
+        "valid": bool(asked) and all(r["valid"] for r in asked),
+        "error": errors[0] if errors else (None if asked else "no step was answered"),
+        "scores": scores,
+        "single_ids": point.single_ids,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# judges
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judge call a record needs: where its score goes and the prompt (1-5 answer)."""
+
+    key: str
+    prompt: Prompt
+
+
+def judge_requests(point: DecisionPoint, record: dict[str, Any]) -> list[JudgeRequest]:
+    """The judge calls of ``record``: valid emotions (ER rubric), stances (VP rubric), the turn."""
+    out = []
+    scores = record["scores"]
+    for i, item in enumerate(scores["emotions"]):
+        if item["valid"]:
+            out.append(JudgeRequest(f"emotions/{i}", judge_prompt("er", item["gold"], item["prediction"], item["client"])))
+    for i, item in enumerate(scores["stances"]):
+        if item["valid"]:
+            out.append(JudgeRequest(f"stances/{i}", judge_prompt("vp", item["gold"], item["prediction"], item["source"])))
+    turn = scores.get("turn")
+    if turn and turn["valid"]:
+        text = record["prediction"]["turn"]
+        gold = point.gold
+        out.append(JudgeRequest("turn/judge_real", turn_real_prompt(point, gold.turn or "", text)))
+        if "judge_strategy" in turn:
+            out.append(JudgeRequest("turn/judge_strategy", turn_strategy_prompt(point, gold.how or "", gold.whom or "", text)))
+    return out
+
+
+def with_judges(record: dict[str, Any], judged: Mapping[str, tuple[int | None, bool]]) -> dict[str, Any]:
+    """``record`` with judge scores: ``judged[key] = (score, flagged)``. A judge that never gave a
+    valid score (``None``) counts as 1 and the item is flagged, as for ER/VP."""
+    out = dict(record, scores=_copy_scores(record["scores"]), judged=sorted(judged))
+    scores = out["scores"]
+    for key, (value, flagged) in judged.items():
+        score = FLOOR_JUDGE if value is None else int(value)
+        flagged = flagged or value is None
+        part, name = key.split("/", 1)
+        if part == "turn":
+            scores["turn"][name] = score
+            if flagged:
+                scores["turn"].setdefault("judge_flagged", []).append(name)
+            continue
+        item = scores[part][int(name)]
+        item["judge_score"] = score
+        item["judge_flagged"] = flagged
+        if part == "emotions":
+            item["score"] = (score + item["intensity_score"]) / 2
+    return out
+
+
+def _copy_scores(scores: dict[str, Any]) -> dict[str, Any]:
+    out = dict(scores)
+    out["emotions"] = [dict(i) for i in scores.get("emotions", [])]
+    out["stances"] = [dict(i) for i in scores.get("stances", [])]
+    if scores.get("turn") is not None:
+        out["turn"] = dict(scores["turn"])
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# BERTScore
+# --------------------------------------------------------------------------------------------------
+
+
+def bertscore_requests(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(key, prediction, reference)`` texts for BERTScore: emotion descriptions, stance
+    viewpoints joined in order (as VP), and the turn against the real therapist turn."""
+    out = []
+    scores = record["scores"]
+    for i, item in enumerate(scores["emotions"]):
+        if item["valid"]:
+            out.append((f"emotions/{i}", item["prediction"]["emotion"], item["gold"]["emotion"]))
+    for i, item in enumerate(scores["stances"]):
+        if item["valid"]:
+            pred = "; ".join(v["viewpoint"] for v in item["prediction"])
+            gold = "; ".join(v["viewpoint"] for v in item["gold"])
+            out.append((f"stances/{i}", pred, gold))
+    turn = scores.get("turn")
+    if turn and turn["valid"]:
+        out.append(("turn", record["prediction"]["turn"], record["gold"]["turn"] or ""))
+    return out
+
+
+def with_bertscores(record: dict[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+    """``record`` with the BERTScore F1 of each key of :func:`bertscore_requests`."""
+    out = dict(record, scores=_copy_scores(record["scores"]))
+    for key, value in values.items():
+        if key == "turn":
+            out["scores"]["turn"]["bertscore"] = value
+            continue
+        part, index = key.split("/", 1)
+        out["scores"][part][int(index)]["bertscore"] = value
+    return out

@@ -1,0 +1,386 @@
+"""The support agent on inspect_ai: a multi-step solver, its scorer, and the run driver of
+``rescue agent eval``.
+
+One inspect sample per decision point (:mod:`rescue_bench.agent.points`). The solver drives the
+chain of :class:`rescue_bench.agent.chain.Chain`: one conversation with several turns (the module
+doc there says why), each step one ``generate`` call of the model under evaluation through
+inspect_ai's response cache, holding a call slot of the run like every task call. The scorer turns
+the step results into the chain record (:mod:`rescue_bench.agent.record`) and asks the judge, with
+one re-ask, for the state (ER/VP rubrics) and the turn; :mod:`rescue_bench.agent.metrics` makes the
+summary. ``baseline/<method>`` runs the baseline chain (:mod:`rescue_bench.agent.baseline`) through
+the same solver and scorer, answering each step from precomputed answers without any call.
+
+Output folder::
+
+    DIR/results/agent.jsonl          one chain record per decision point
+    DIR/summary.json                 {"agent": {scenario: {metric: value, "n", "invalid_rate", "support"}}}
+    DIR/run.json                     the configuration ("kind": "agent"), calls and usage
+    DIR/single/                      the single-task ablation, a `rescue eval` folder of its own
+                                     (results/<task>.jsonl, summary.json, run.json) on the same rows
+    DIR/logs/                        inspect_ai logs of both
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import collect as gather
+from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.agent import (
+    AGENT_TASK,
+    AgentOptions,
+    Chain,
+    DecisionPoint,
+    baseline_chain_answers,
+    bertscore_requests,
+    build_all_points,
+    chain_record,
+    judge_requests,
+    judge_texts,
+    single_task_instances,
+    summarize_chain,
+    with_bertscores,
+    with_judges,
+)
+
+# the tasks' engine pieces, reused so the agent's calls share the run's cache, call slots, judge
+# re-ask and record collection with the single-task calls of the same run
+from rescue_bench.engine.channel import RunChannel, call_slot
+from rescue_bench.engine.evaluate import gather_records, log_usage, run_inspect, sample_errors
+from rescue_bench.engine.inspect_tasks import rescue_task
+from rescue_bench.engine.judge import CACHE, ask_judge, grader
+from rescue_bench.engine.outputs import add_bertscore, judge_fingerprint, versions, write_json, write_jsonl, write_results
+from rescue_bench.engine.providers import use_cache_dir
+from rescue_bench.errors import RunInterrupted
+from rescue_bench.gcpolicy import fewer_gc_passes
+from rescue_bench.labels import JUDGED_TASKS, is_baseline
+from rescue_bench.parse import parse_judge
+
+POINT_KEY = "rescue_point"
+"""Sample metadata key holding the decision point (never sent to the model)."""
+CHAIN_KEY = "rescue_chain"
+"""Sample store key holding the chain's step results, from the solver to the scorer."""
+SINGLE_DIR = "single"
+
+
+def to_messages(messages: Sequence[dict[str, Any]]) -> list[ChatMessage]:
+    """The chain's role/content dicts as inspect chat messages."""
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    return [kinds[m["role"]](content=m["content"]) for m in messages]
+
+
+def point_sample(point: DecisionPoint, state: str, how_given_gold: bool = True) -> Sample:
+    """The inspect sample of ``point``: the chain's first call as input, the point in metadata."""
+    first = Chain(point, state, how_given_gold).next_request()
+    assert first is not None  # every chain asks at least one step
+    return Sample(
+        id=point.id,
+        input=to_messages(first.messages),
+        target=point.gold.when,
+        metadata={POINT_KEY: point.model_dump(mode="json")},
+    )
+
+
+@solver
+def chain_solver(
+    state: str = "explicit",
+    how_given_gold: bool = True,
+    cache: bool = True,
+    channel: RunChannel | None = None,
+    answers: dict[str, dict[str, str]] | None = None,
+):
+    """Run the chain of the sample's decision point, one model call per step.
+
+    With ``answers`` (the baseline chain) each step is answered from ``answers[point id][step]``
+    and no model is called. A call that fails after its retries gives its step no answer (the
+    record says why) instead of failing the sample.
+    """
+
+    async def solve(task_state: TaskState, generate_fn: Generate) -> TaskState:
+        point = DecisionPoint.model_validate(task_state.metadata[POINT_KEY])
+        chain = Chain(point, state, how_given_gold)
+        model = get_model() if answers is None else None
+        while (request := chain.next_request()) is not None:
+            if model is None:
+                raw = (answers or {}).get(point.id, {}).get(request.step)
+                chain.answer(raw, None if raw is not None else "the baseline has no answer for this step")
+                continue
+            try:
+                async with call_slot(channel):
+                    output = await model.generate(to_messages(request.messages), cache=CACHE if cache else False)
+            except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
+                chain.answer(None, f"{type(exc).__name__}: {exc}")
+                continue
+            ok = output.choices and not output.error
+            chain.answer(output.completion if ok else None, None if ok else output.error)
+        task_state.messages = to_messages(chain.main)
+        task_state.store.set(CHAIN_KEY, chain.transcript())
+        return task_state
+
+    return solve
+
+
+@scorer(metrics=[mean()])
+def chain_scorer(
+    state: str = "explicit",
+    how_given_gold: bool = True,
+    attempt_timeout: int | None = None,
+    channel: RunChannel | None = None,
+):
+    """The chain record of the sample, judged by the ``grader`` role when bound (one re-ask per judge call).
+
+    The live value is whether the timing decision was right; the summary is computed separately.
+    """
+
+    async def score(task_state: TaskState, target: Target) -> Score:
+        point = DecisionPoint.model_validate(task_state.metadata[POINT_KEY])
+        record = chain_record(point, task_state.store.get(CHAIN_KEY) or {}, state, how_given_gold)
+        judge = grader()
+        if judge is not None:
+            requests = judge_requests(point, record)
+            judged = await gather(*(_judge_one(judge, r.prompt, attempt_timeout, channel) for r in requests))
+            record = with_judges(record, {r.key: value for r, value in zip(requests, judged)})
+        if channel is not None:
+            channel.keep(record)
+        right = record["prediction"]["when"] == record["gold"]["when"]
+        return Score(value=float(right), answer=record["prediction"]["when"], explanation=record["error"], metadata={"record": record})
+
+    return score
+
+
+async def _judge_one(judge: Model, prompt: Any, attempt_timeout: int | None, channel: RunChannel | None) -> tuple[int | None, bool]:
+    """One judge score (one re-ask when the reply is not a score). A call that fails after its
+    retries counts like a judge that never gave a valid score: 1, flagged. The tasks lose the whole
+    record then; a chain has several judged parts, so only the part is lost, not the point."""
+    try:
+        return await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel)
+    except Exception:  # noqa: BLE001 - the judge's retries are spent
+        return None, True
+
+
+def agent_task(
+    points: Sequence[DecisionPoint],
+    *,
+    state: str = "explicit",
+    how_given_gold: bool = True,
+    cache: bool = True,
+    temperature: float | None = 0.0,
+    attempt_timeout: int | None = None,
+    channel: RunChannel | None = None,
+    answers: dict[str, dict[str, str]] | None = None,
+) -> Task:
+    """The inspect task of the chain over ``points`` (judged by the ``grader`` role when bound)."""
+    return Task(
+        dataset=MemoryDataset([point_sample(p, state, how_given_gold) for p in points], name="rescue_agent"),
+        solver=chain_solver(state, how_given_gold, cache=cache, channel=channel, answers=answers),
+        scorer=chain_scorer(state, how_given_gold, attempt_timeout=attempt_timeout, channel=channel),
+        config=GenerateConfig(temperature=temperature),
+        name="rescue_agent",
+        metadata={"rescue_task": AGENT_TASK, "state": state},
+    )
+
+
+@task
+def agent(data: str | None = None, state: str = "explicit", mode: str = "dialogue", context: int = 5) -> Task:
+    """The relation-aware support agent as a chain (``inspect eval rescue_bench/agent``)."""
+    from rescue_bench.data.load import load_clips
+
+    options = AgentOptions(state=state, mode=mode, context=context)  # type: ignore[arg-type]
+    points = build_all_points(load_clips([data] if data else None), options)
+    return agent_task(points, state=state)
+
+
+# --------------------------------------------------------------------------------------------------
+# the run driver
+# --------------------------------------------------------------------------------------------------
+
+
+class AgentSettings(BaseModel):
+    """Everything that defines an agent run; written to ``run.json`` (no secrets in here)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "baseline/majority"
+    judge: str | None = None
+    data: list[str] | None = None
+    options: AgentOptions = Field(default_factory=AgentOptions)
+    single_task: bool = True
+    """Also run the six single-task prompts on the same rows (the chain-versus-single ablation)."""
+    limit: int | None = None
+    max_connections: int | None = None
+    max_retries: int | None = None
+    timeout: int | None = None
+    temperature: float | None = 0.0
+    repair_mojibake: bool = False
+    bertscore: bool = True
+    bertscore_model: str | None = None
+    cache: bool = True
+    seed: int = 0
+    log_samples: bool = True
+    out: str = "rescue_runs/agent"
+
+
+def agent_fingerprint() -> str:
+    """A hash of every judge prompt an agent run may use (the tasks' and the turn rubrics)."""
+    return hashlib.sha256((judge_fingerprint() + judge_texts()).encode()).hexdigest()[:16]
+
+
+def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | None) -> dict[str, Any]:
+    record = chain_record(point, {}, settings.options.state, settings.options.how_given_gold)
+    record["error"] = f"no answer: {error}" if error else "no answer"
+    return record
+
+
+def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, Any]:
+    """Run the chain (and the single-task ablation) and write the output folder; returns the summary.
+
+    Raises :class:`rescue_bench.data.DataError` for bad data and
+    :class:`~rescue_bench.errors.RunInterrupted` when stopped.
+    """
+    from rescue_bench.data.load import load_clips
+
+    with fewer_gc_passes():
+        use_cache_dir()
+        options = settings.options
+        clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
+        points = build_all_points(clips, options)
+        chosen = points[: settings.limit] if settings.limit else points
+        baseline = is_baseline(settings.model)
+        answers = (
+            baseline_chain_answers(clips, points, settings.model.split("/", 1)[1], options, chosen=chosen, seed=settings.seed)
+            if baseline
+            else None
+        )
+        # one bound on calls in flight over the chain, the single tasks and the judge
+        channel = RunChannel(max_calls=settings.max_connections)
+        common = {"cache": settings.cache and not baseline, "temperature": settings.temperature, "attempt_timeout": settings.timeout}
+        tasks = []
+        if chosen:
+            tasks.append(
+                agent_task(chosen, state=options.state, how_given_gold=options.how_given_gold, channel=channel, answers=answers, **common)
+            )
+        singles = single_task_instances(clips, chosen, options) if settings.single_task and chosen else {}
+        for name, (pool, instances) in singles.items():
+            tasks.append(
+                rescue_task(name, pool, evaluate=instances, mode=options.mode, context=options.context, channel=channel, **common)  # type: ignore[arg-type]
+            )
+        try:
+            logs = run_inspect(
+                tasks,
+                model=settings.model,
+                judge=settings.judge,
+                seed=settings.seed,
+                log_dir=Path(settings.out) / "logs",
+                display=display,
+                log_samples=settings.log_samples,
+                max_connections=settings.max_connections,
+                max_retries=settings.max_retries,
+                timeout=settings.timeout,
+            )
+        except KeyboardInterrupt as exc:  # outside inspect_ai's part: resumable all the same
+            raise RunInterrupted() from exc
+        collected = channel.records
+        errors = sample_errors(logs, {p.id for p in chosen if p.id not in collected})
+        records = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
+        single_instances = [i for _, items in singles.values() for i in items]
+        single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None)
+        return write_agent_outputs(settings, records, single_records, logs, clips=len(clips), points=chosen)
+
+
+def add_chain_bertscore(records: list[dict[str, Any]], backbone: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Every chain record with its BERTScore values filled in, in one batch (backbone used, or None
+    when BERTScore is not installed)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+
+    todo = [(i, key, pred, ref) for i, r in enumerate(records) for key, pred, ref in bertscore_requests(r)]
+    if not todo:
+        return records, None
+    try:
+        backbone = backbone or default_backbone()
+        values = bertscore_f1([t[2] for t in todo], [t[3] for t in todo], backbone=backbone)
+    except BertScoreUnavailable:
+        return records, None
+    per: dict[int, dict[str, float]] = {}
+    for (i, key, _, _), value in zip(todo, values):
+        per.setdefault(i, {})[key] = value
+    return [with_bertscores(r, per[i]) if i in per else r for i, r in enumerate(records)], backbone
+
+
+def call_counts(records: Sequence[dict[str, Any]], single: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Calls the run asked for (before retries and judge re-asks): per chain step, judge, single tasks."""
+    steps: Counter[str] = Counter(s for r in records for s, v in r["steps"].items() if v["raw"] is not None)
+    judged = sum(len(r.get("judged") or []) for r in records)
+    return {
+        "points": len(records),
+        "chain_steps": dict(steps),
+        "chain_total": sum(steps.values()),
+        "chain_judge": judged,
+        "single_task": sum(1 for r in single if r.get("raw") is not None),
+        "single_task_judge": sum(1 for r in single if r["task"] in JUDGED_TASKS and r["valid"] and r.get("judge_score") is not None),
+    }
+
+
+def write_agent_outputs(
+    settings: AgentSettings,
+    records: list[dict[str, Any]],
+    single: list[dict[str, Any]],
+    logs: Sequence[Any],
+    *,
+    clips: int,
+    points: Sequence[DecisionPoint],
+) -> dict[str, Any]:
+    """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``run.json`` and ``single/``."""
+    out = Path(settings.out)
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    backbone = None
+    if settings.bertscore:
+        records, backbone = add_chain_bertscore(records, settings.bertscore_model)
+        single_backbone = add_bertscore(single, settings.bertscore_model)
+        backbone = backbone or single_backbone
+    records.sort(key=lambda r: (r["sample_id"], r["row"]))
+    write_jsonl(out / "results" / f"{AGENT_TASK}.jsonl", records)
+    summary = {AGENT_TASK: summarize_chain(records)}
+    write_json(out / "summary.json", summary)
+    info = {
+        "kind": AGENT_TASK,
+        "settings": settings.model_dump(),
+        "model": settings.model,
+        "judge": settings.judge,
+        "judge_prompt_sha": agent_fingerprint() if settings.judge else None,
+        "clips": clips,
+        "points": len(points),
+        "bertscore_backbone": backbone,
+        "calls": call_counts(records, single),
+        "usage": log_usage(logs),
+        "versions": versions(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "status": [getattr(log, "status", None) for log in logs],
+    }
+    write_json(out / "run.json", info)
+    if single:
+        folder = out / SINGLE_DIR
+        write_results(folder, single)
+        write_json(
+            folder / "run.json",
+            {
+                "kind": "single_task_ablation",
+                "ablation_of": str(out),
+                "model": settings.model,
+                "judge": settings.judge,
+                "settings": {"model": settings.model, "data": settings.data, "mode": settings.options.mode, "context": settings.options.context},
+                "bertscore_backbone": backbone,
+                "created": info["created"],
+            },
+        )
+    return summary

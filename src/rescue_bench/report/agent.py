@@ -1,0 +1,337 @@
+"""The support agent in ``rescue report``: its metrics with intervals, and the two ablations.
+
+An agent run folder (``rescue agent eval``) holds ``results/agent.jsonl``; its ``single/`` subfolder,
+when present, holds the six single-task prompts on the same rows. This module computes (pure, from
+the records, through :mod:`rescue_bench.agent.metrics` and :mod:`rescue_bench.agent.ablation`):
+
+* per agent run and scenario, every chain metric with its percentile cluster-bootstrap interval over
+  clips and the units it is over (``support``);
+* the chain against the single tasks on the same units: both values and the difference with a
+  paired cluster-bootstrap interval (:func:`rescue_bench.metrics.paired_delta_ci`);
+* ``--state explicit`` against ``none``: agent runs on the same data, model, cue mode, context and
+  neglect settings are paired by point id, with the same paired intervals.
+
+Then lays them out as tables (Markdown, CSV, LaTeX through :mod:`rescue_bench.report.render`), two
+figures, and the HTML section of ``report.html``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
+from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
+from rescue_bench.metrics import bootstrap_ci, paired_delta_ci
+from rescue_bench.report import render as R
+from rescue_bench.report import tables as T
+from rescue_bench.report.runs import ReportInputError, Run, load_run
+
+SCENARIOS3 = ("couple", "family", "both")
+CLUSTER = "sample_id"
+STEP_FIGURE = {
+    "when_f1": "when\nF1",
+    "whom_recall_at_1": "whom\nRecall@1",
+    "how_recall_at_1": "how Recall@1\n(own target)",
+    "how_given_gold_target": "how Recall@1\n(gold target)",
+    "joint": "joint\nsuccess",
+}
+PAIR_KEYS = ("model", "data", "mode", "context", "recent", "neglect_margin", "neglect_min", "limit")
+"""Settings two agent runs must share to be compared as the state ablation."""
+
+
+def _clean(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
+    return list(records) if scenario == "both" else [r for r in records if r["scenario"] == scenario]
+
+
+def agent_runs(runs: Sequence[Run]) -> list[Run]:
+    """The runs with chain records, non-baseline first (as the six-task tables order runs)."""
+    chosen = [r for r in runs if r.records.get(AGENT_TASK)]
+    return [r for r in chosen if not r.is_baseline] + [r for r in chosen if r.is_baseline]
+
+
+def run_settings(run: Run) -> dict[str, Any]:
+    """The run's agent settings flattened: model, data, limit and the chain options."""
+    settings = run.info.get("settings") or {}
+    options = settings.get("options") or {}
+    records = run.records[AGENT_TASK]
+    flat = {"model": run.model, "data": settings.get("data"), "limit": settings.get("limit"), **options}
+    flat.setdefault("state", records[0].get("state_mode") if records else None)
+    return flat
+
+
+def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence: float, seed: int) -> dict[str, Any]:
+    """``{scenario: {metric: {"value", "ci_low", "ci_high", "support"}}}`` over ``records``."""
+    out: dict[str, Any] = {}
+    for scenario in SCENARIOS3:
+        chosen = _subset(records, scenario)
+        values = chain_metrics(chosen)
+        out[scenario] = {}
+        for m in METRICS:
+            value = values[m.name]
+            low = high = None
+            if value is not None:
+                lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed)
+                low, high = _clean(lo), _clean(hi)
+            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name]}
+    return out
+
+
+def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: float, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Each comparison per scenario: both values, their difference a - b and its paired interval."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for scenario in SCENARIOS3:
+        rows = []
+        for c in comparisons:
+            part = subset(c, scenario)
+            a, b = part.values()
+            n_a, n_b = part.sizes()
+            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": len({u[CLUSTER] for u in part.a}),
+                   "a": a, "b": b, "diff": None, "ci_low": None, "ci_high": None}
+            if a is not None and b is not None:
+                diff, lo, hi = paired_delta_ci(part.a, part.b, part.statistic, CLUSTER, n_resamples, confidence, seed, id_key="id")
+                row.update(diff=_clean(diff), ci_low=_clean(lo), ci_high=_clean(hi))
+            rows.append(row)
+        out[scenario] = rows
+    return out
+
+
+def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
+    """Every agent number of the report (JSON-ready): ``runs``, ``metrics``, ``single``, ``state``,
+    ``clips``, ``warnings``."""
+    chosen = agent_runs(runs)
+    out: dict[str, Any] = {"runs": [], "metrics": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
+    kw = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    for run in chosen:
+        records = run.records[AGENT_TASK]
+        flat = run_settings(run)
+        out["runs"].append(
+            {"name": run.name, "model": run.model, "path": str(run.path), "baseline": run.is_baseline, "state": flat.get("state"),
+             "judge": run.info.get("judge"), "points": len(records), "calls": run.info.get("calls")}
+        )
+        out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
+        out["metrics"][run.name] = headline(records, **kw)
+        stored = (run.summary.get(AGENT_TASK) or {}).get("both") or {}
+        for m in METRICS:
+            mine, theirs = out["metrics"][run.name]["both"][m.name]["value"], _clean(stored.get(m.name))
+            if (mine is None) != (theirs is None) or (mine is not None and theirs is not None and abs(mine - theirs) > 1e-9):
+                out["warnings"].append(f"{run.path / 'summary.json'} disagrees with its records (agent/both/{m.name}); the report uses the records")
+        single_dir = run.path / "single"
+        if single_dir.is_dir():
+            try:
+                single = load_run(single_dir)
+            except ReportInputError as exc:
+                out["warnings"].append(f"single-task ablation skipped: {exc}")
+            else:
+                comparisons = single_task_comparisons(records, {t: single.records[t] for t in single.tasks})
+                out["single"][run.name] = compare(comparisons, **kw)
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1 :]:
+            sa, sb = run_settings(a), run_settings(b)
+            if {sa.get("state"), sb.get("state")} != {"explicit", "none"}:
+                continue
+            if any(sa.get(k) != sb.get(k) for k in PAIR_KEYS):
+                continue
+            explicit, none = (a, b) if sa["state"] == "explicit" else (b, a)
+            comparisons = state_comparisons(explicit.records[AGENT_TASK], none.records[AGENT_TASK])
+            out["state"].append({"explicit": explicit.name, "none": none.name, "rows": compare(comparisons, **kw)})
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# tables
+# --------------------------------------------------------------------------------------------------
+
+
+def _signed(value: float | None, kind: str) -> str:
+    shown = T.to_display(value, kind)
+    if shown is None:
+        return T.MISSING
+    return f"{shown:+.4f}" if kind == "bert" else f"{shown:+.2f}"
+
+
+def _delta(row: dict[str, Any]) -> str:
+    text = _signed(row["diff"], row["kind"])
+    if row["ci_low"] is not None and row["ci_high"] is not None:
+        text += f" [{_signed(row['ci_low'], row['kind'])}, {_signed(row['ci_high'], row['kind'])}]"
+    return text
+
+
+def _notes(confidence: float, n_resamples: int) -> list[str]:
+    return [
+        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips (sample_id); "
+        "percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
+        f"{T.MISSING} = not measured (e.g. no judge, no state step, no unit of that kind).",
+    ]
+
+
+def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
+    """One table per agent run: every chain metric by group, with intervals per scenario."""
+    tables = []
+    for k, run in enumerate(agent["runs"]):
+        name = run["name"]
+        clips = agent["clips"][name]
+        header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s])) for s in SCENARIOS3] + [("", "n")]
+        rows: list[list[str]] = []
+        groups: dict[int, str] = {}
+        per = agent["metrics"][name]
+        for group in GROUPS:
+            groups[len(rows)] = GROUP_TITLES[group]
+            for m in (m for m in METRICS if m.group == group):
+                rows.append([m.label] + [T.fmt_ci(per[s][m.name], m.kind) for s in SCENARIOS3] + [str(per["both"][m.name]["support"])])
+        title = f"Support agent: {name} (state {run['state']}, {run['points']} decision points)"
+        tables.append(T.Table(name=f"agent_ci_{k}", title=title, header=header, rows=rows, groups=groups, notes=_notes(confidence, n_resamples)))
+    return tables
+
+
+def _n(row: dict[str, Any]) -> str:
+    n = str(row["n"]) if row["n"] == row["n_b"] else f"{row['n']} / {row['n_b']}"
+    return f"{n} ({row['clips']})"
+
+
+def comparison_table(name: str, title: str, rows: list[dict[str, Any]], a: str, b: str, notes: list[str]) -> T.Table:
+    header = [("", "Metric"), ("", "n"), ("", a), ("", b), ("", f"{a} − {b} [CI]")]
+    body = [[r["label"], _n(r), T.fmt(r["a"], r["kind"]), T.fmt(r["b"], r["kind"]), _delta(r)] for r in rows]
+    return T.Table(name=name, title=title, header=header, rows=body, notes=notes)
+
+
+def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
+    """The chain-versus-single-task table of each run, and the state ablation of each pair (both scenarios)."""
+    tables = []
+    level = round(confidence * 100)
+    for k, run in enumerate(agent["runs"]):
+        rows = agent["single"].get(run["name"])
+        if rows is None:
+            continue
+        tables.append(
+            comparison_table(
+                f"agent_vs_single_{k}",
+                f"Chain vs the six single-task prompts on the same rows: {run['name']} (state {run['state']}), both scenarios",
+                rows["both"],
+                "chain",
+                "single task",
+                [
+                    f"n = units (clips) both were scored on; the difference has a {level}% paired cluster-bootstrap interval "
+                    f"({n_resamples} resamples of clips).",
+                    "A chain that stays silent at a point misses whom and how there; SSP (and the chain's gold-target branch) "
+                    "is told the gold target; 'composed' joint = ITP right, and at a 'yes' also STP and SSP top-1 right.",
+                    "Single-task prompts use the chain's cue mode and context window, so the rows shown are the same.",
+                ],
+            )
+        )
+    for k, pair in enumerate(agent["state"]):
+        tables.append(
+            comparison_table(
+                f"agent_state_ablation_{k}",
+                f"State ablation: --state explicit ({pair['explicit']}) vs none ({pair['none']}), both scenarios",
+                pair["rows"]["both"],
+                "explicit",
+                "none",
+                [
+                    f"Paired by decision point; {level}% paired cluster-bootstrap interval of the difference ({n_resamples} resamples of clips).",
+                    "n = units each number is over (explicit / none when they differ), clips in brackets.",
+                ],
+            )
+        )
+    return tables
+
+
+# --------------------------------------------------------------------------------------------------
+# figures and HTML
+# --------------------------------------------------------------------------------------------------
+
+
+def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, list[dict[str, Any]]]], kind: str) -> None:
+    k = max(1, len(series))
+    width = 0.8 / k
+    x = np.arange(len(groups))
+    for i, (name, entries) in enumerate(series):
+        values = np.array([np.nan if e["value"] is None else T.to_display(e["value"], kind) for e in entries], dtype=float)
+        low = np.array([np.nan if e["ci_low"] is None else T.to_display(e["ci_low"], kind) for e in entries], dtype=float)
+        high = np.array([np.nan if e["ci_high"] is None else T.to_display(e["ci_high"], kind) for e in entries], dtype=float)
+        err = np.vstack([np.nan_to_num(values - low), np.nan_to_num(high - values)])
+        ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(values), width=width, yerr=err, capsize=2, label=name,
+               color=f"C{i % 10}", error_kw={"linewidth": 0.8})
+    ax.set_xticks(x, groups, fontsize=7)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+
+
+def _legend(fig: Any, ax: Any, font: int) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(labels)), fontsize=font - 1, frameon=False)
+
+
+def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
+    """Two figures: the step metrics of every agent run, and its neglect rate beside the therapist's."""
+    from rescue_bench.report.figures import FONT, _figure, _save, _style
+
+    if not agent["runs"]:
+        return []
+    out = []
+    names = [r["name"] for r in agent["runs"]]
+    legend = {r["name"]: f"{r['name']}, state {r['state']}" for r in agent["runs"]}
+    fig, axes = _figure(3.2 + 0.15 * len(names))
+    ax = axes[0, 0]
+    _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent["metrics"][n]["both"][m] for m in STEP_FIGURE]) for n in names], "pct")
+    ax.set_ylabel("percent (both scenarios)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Support agent: steps of the chain and joint success (error bars: bootstrap CI over clips)")
+    ax.grid(axis="y", alpha=0.3)
+    _legend(fig, ax, FONT)
+    _style(ax)
+    path = _save(fig, fig_dir / "agent_steps.png")
+    out.append((path, "Support agent: when F1, whom and how Recall@1 (own and gold target) and joint success per run, "
+                      "with cluster-bootstrap intervals."))
+    fig, axes = _figure(3.0 + 0.15 * len(names))
+    ax = axes[0, 0]
+    series = [(legend[n], [agent["metrics"][n]["both"]["neglect_agent"], agent["metrics"][n]["both"]["neglect_therapist"]]) for n in names]
+    _bars(ax, ["agent", "real therapist"], series, "pct")
+    ax.set_ylabel("turns leaving that client out (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Neglect rate at points with a clearly most distressed client (error bars: bootstrap CI over clips)")
+    ax.grid(axis="y", alpha=0.3)
+    _legend(fig, ax, FONT)
+    _style(ax)
+    path = _save(fig, fig_dir / "agent_neglect.png")
+    out.append((path, "Neglect rate of the agent and of the real therapist at the same points, with bootstrap intervals."))
+    return out
+
+
+def agent_section_html(agent: dict[str, Any], tables: Sequence[T.Table], figures: Sequence[tuple[Path, str]]) -> str:
+    """The body of the report's agent section."""
+    e = html.escape
+    rows = [[r["name"], r["model"], r["state"] or T.MISSING, r.get("judge") or T.MISSING, str(r["points"]), r["path"]] for r in agent["runs"]]
+    overview = T.Table(name="agent_runs", title="Agent runs", header=[("", h) for h in ("Run", "Model", "State", "Judge", "Points", "Folder")], rows=rows)
+    parts = [R.to_html(overview)]
+    if not agent["state"]:
+        parts.append("<p class=\"note\">No state ablation: pass two agent runs that differ only in --state.</p>")
+    for w in agent["warnings"]:
+        parts.append(f'<p class="warn">{e(w)}</p>')
+    parts += [R.to_html(t) for t in tables]
+    parts += [R.figure_html(p, c) for p, c in figures]
+    return "\n".join(parts)
+
+
+def write_agent(agent: dict[str, Any], tab_dir: Path, fig_dir: Path, *, confidence: float, n_resamples: int) -> tuple[list[str], list[str], str | None]:
+    """Write the agent tables and figures; returns (table files, figure files, HTML section or None)."""
+    if not agent["runs"]:
+        return [], [], None
+    tables = ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
+        agent, confidence=confidence, n_resamples=n_resamples
+    )
+    files = [str(p) for t in tables for p in R.write_table(t, tab_dir)]
+    figures = draw_agent_figures(agent, fig_dir)
+    return files, [str(p) for p, _ in figures], agent_section_html(agent, tables, figures)

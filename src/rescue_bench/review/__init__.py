@@ -1,0 +1,44 @@
+"""The review web app (``rescue review``): experts verify drafts row by row, beside the video.
+
+Layers, each usable alone:
+
+- :mod:`~rescue_bench.review.models` and :mod:`~rescue_bench.review.db`: the database (SQLAlchemy 2,
+  SQLite in WAL mode or PostgreSQL through psycopg 3, Alembic migrations shipped in the package);
+- services, plain functions over a ``Session``: :mod:`~rescue_bench.review.store` (import, export),
+  :mod:`~rescue_bench.review.edits` (saves with optimistic versioning, audit, comments, discard),
+  :mod:`~rescue_bench.review.access` (assignments, visibility), :mod:`~rescue_bench.review.progress`
+  (dashboard figures), :mod:`~rescue_bench.review.users` (accounts, login throttling);
+- :mod:`~rescue_bench.review.app`: the ASGI app (FastAPI), its JSON API and server-rendered pages.
+
+Nothing here is imported by ``rescue --help``; the command imports it when run.
+"""
+
+from rescue_bench.review.config import ReviewConfig
+from rescue_bench.review.db import Database, check_schema, upgrade
+from rescue_bench.review.edits import EDITABLE_FIELDS, RowState, add_comment, read_row, save_row, set_status
+from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError, Throttled
+from rescue_bench.review.store import export_clips, export_lines, import_clips, segment_key
+
+__all__ = [
+    "Conflict",
+    "Database",
+    "EDITABLE_FIELDS",
+    "Forbidden",
+    "Invalid",
+    "Locked",
+    "NotFound",
+    "ReviewConfig",
+    "ReviewError",
+    "RowState",
+    "Throttled",
+    "add_comment",
+    "check_schema",
+    "export_clips",
+    "export_lines",
+    "import_clips",
+    "read_row",
+    "save_row",
+    "segment_key",
+    "set_status",
+    "upgrade",
+]

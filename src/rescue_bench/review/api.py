@@ -1,0 +1,308 @@
+"""The JSON API under ``/api``: what the pages use, and what scripts use (OpenAPI page: ``/api/docs``)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
+
+from rescue_bench.review import access, edits, progress, store, users
+from rescue_bench.review.app import State, state
+from rescue_bench.review.errors import Forbidden
+from rescue_bench.review.models import User
+
+API_DESCRIPTION = """
+Log in with `POST /api/login` (`{"username", "password"}`): the answer sets an HttpOnly session
+cookie and returns `{"csrf_token"}`. Send that token as the `X-CSRF-Token` header with every
+unsafe request (POST, PUT, DELETE); without it the answer is 403.
+
+Segments are addressed by an opaque, URL-safe `id` (sample ids contain slashes); rows by their
+1-based position. A save (`PUT .../rows/{row_index}`) sends the `version` it started from and the
+changed `fields`; if someone saved the row since, the answer is **409** with the current `row` and
+`version`, and nothing is applied. Annotators see only the segments assigned to them (others answer
+404); admins see everything.
+""".strip()
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+
+def require_admin(user: User) -> None:
+    if not user.is_admin:
+        raise Forbidden("admins only")
+
+
+# ------------------------------------------------------------------------------------------------
+# request and response models (documented in the OpenAPI page)
+# ------------------------------------------------------------------------------------------------
+
+
+class LoginIn(BaseModel):
+    username: str = Field(max_length=200)
+    password: str = Field(max_length=1000)
+
+
+class LoginOut(BaseModel):
+    csrf_token: str
+    username: str
+    role: str
+
+
+class SegmentOut(BaseModel):
+    id: str = Field(description="opaque, URL-safe segment id")
+    segment_id: str = Field(description="the clip's sample_id")
+    scenario: str
+    rows: int
+    reviewed: int
+    edited: int
+    comments: int
+    status: str = Field(description="open | discarded")
+    progress: str = Field(description="todo | in_progress | done | discarded")
+    status_reason: Optional[str] = None
+    assignees: Optional[list[str]] = Field(None, description="admins only")
+
+
+class RowOut(BaseModel):
+    row: dict[str, Any] = Field(description="the row as your copy holds it now (release format)")
+    draft: dict[str, Any] = Field(description="the imported draft, never changed")
+    version: int
+    status: str = Field(description="draft (untouched) | edited | reviewed")
+    reviewed: bool
+    edited: bool
+    updated_by: Optional[str]
+    updated_at: Optional[str]
+    reviewed_by: Optional[str]
+    segment_status: str
+
+
+class ConflictOut(RowOut):
+    detail: str
+
+
+class SaveIn(BaseModel):
+    version: int = Field(strict=True, description="the version your edit started from")
+    fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
+    reviewed: Optional[bool] = Field(None, strict=True, description="mark the row reviewed (true) or not (false)")
+
+
+class CommentIn(BaseModel):
+    text: str
+    row: Optional[int] = Field(None, description="row position, or none for the whole segment")
+
+
+class ReasonIn(BaseModel):
+    reason: str
+
+
+class AssigneesIn(BaseModel):
+    usernames: list[str]
+
+
+# ------------------------------------------------------------------------------------------------
+# session
+# ------------------------------------------------------------------------------------------------
+
+
+@router.post("/login", response_model=LoginOut, responses={401: {"description": "wrong credentials"}, 429: {"description": "too many failed logins (Retry-After)"}})
+def login(body: LoginIn, request: Request) -> Response:
+    st: State = state(request)
+    client_ip = request.client.host if request.client else None
+    with st.db.write() as session:
+        user = users.authenticate(session, body.username, body.password, client_ip=client_ip, policy=st.config.throttle)
+        if user is None:
+            session.commit()  # the failure must be counted
+            return JSONResponse({"detail": "wrong user name or password"}, status_code=401)
+        token, data = st.signer.issue(user.id, user.auth_epoch)
+        out = {"csrf_token": data.csrf, "username": user.username, "role": user.role}
+    response = JSONResponse(out)
+    st.set_cookie(response, token)
+    return response
+
+
+@router.post("/logout", status_code=204)
+def logout(request: Request) -> Response:
+    st = state(request)
+    with st.db.write() as session:
+        user = st.auth(session, request)
+        users.end_sessions(session, user.id)
+    response = Response(status_code=204)
+    st.clear_cookie(response)
+    return response
+
+
+@router.get("/me")
+def me(request: Request) -> dict[str, Any]:
+    user = state(request).user(request)
+    data = state(request).session_data(request)
+    return {"username": user.username, "role": user.role, "csrf_token": data.csrf if data else None}
+
+
+# ------------------------------------------------------------------------------------------------
+# segments and rows
+# ------------------------------------------------------------------------------------------------
+
+
+@router.get("/segments", response_model=list[SegmentOut])
+def list_segments(request: Request) -> Response:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        return JSONResponse(progress.segment_list(session, user))
+
+
+def _row_summary(r: edits.RowState) -> dict[str, Any]:
+    row = r.row
+    start, end = row.get("start_time"), row.get("end_time")
+    duration = round(float(end) - float(start), 2) if isinstance(start, (int, float)) and isinstance(end, (int, float)) else None
+    return {
+        "row_index": r.position,
+        "speaker": row.get("primary_speaker"),
+        "target": row.get("target"),
+        "start_time": start,
+        "end_time": end,
+        "duration": duration,
+        "status": r.status,
+        "edited": r.edited,
+        "reviewed": r.reviewed,
+        "version": r.version,
+    }
+
+
+@router.get("/segments/{segment}")
+def get_segment(segment: str, request: Request) -> dict[str, Any]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        return {
+            "id": seg.key,
+            "segment_id": seg.sample_id,
+            "scenario": seg.scenario,
+            "participants": seg.participants,
+            "status": seg.status,
+            "status_reason": seg.status_reason,
+            "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
+            "comments": edits.comments(session, seg),
+            "assignees": access.assignees(session, seg) if user.is_admin else None,
+        }
+
+
+@router.get("/segments/{segment}/rows/{row_index}", response_model=RowOut)
+def get_row(segment: str, row_index: int, request: Request) -> Response:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        return JSONResponse(edits.read_row(session, user, seg, row_index).to_api())
+
+
+@router.put(
+    "/segments/{segment}/rows/{row_index}",
+    response_model=RowOut,
+    responses={409: {"model": ConflictOut, "description": "stale version: nothing applied; the current row is returned"}, 422: {"description": "a value the release format refuses"}, 423: {"description": "segment discarded"}},
+)
+def save_row(segment: str, row_index: int, body: SaveIn, request: Request) -> Response:
+    st = state(request)
+    # worked out in a read transaction; the write transaction only checks the version and writes
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        plan = edits.prepare_save(session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed)
+    if isinstance(plan, edits.RowState):
+        return JSONResponse(plan.to_api())
+    try:
+        with st.db.write() as session:
+            result = edits.apply_save(session, plan)
+    except edits.StaleWrite:
+        with st.db.read() as session:
+            user = st.auth(session, request)
+            seg = access.get_segment(session, user, segment)
+            raise edits.stale_error(session, user, seg, row_index) from None
+    return JSONResponse(result.to_api())
+
+
+@router.get("/segments/{segment}/rows/{row_index}/audit")
+def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, Any]]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index))
+
+
+@router.get("/segments/{segment}/comments")
+def list_comments(segment: str, request: Request) -> list[dict[str, Any]]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        return edits.comments(session, access.get_segment(session, user, segment))
+
+
+@router.post("/segments/{segment}/comments", status_code=201)
+def add_comment(segment: str, body: CommentIn, request: Request) -> dict[str, Any]:
+    with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        comment = edits.add_comment(session, user, seg, body.text, position=body.row)
+        return {"id": comment.id, "user": user.username, "at": comment.created_at.isoformat(), "row": body.row, "text": comment.text}
+
+
+@router.post("/segments/{segment}/discard")
+def discard(segment: str, body: ReasonIn, request: Request) -> dict[str, Any]:
+    with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        seg = edits.set_status(session, user, access.get_segment(session, user, segment), "discarded", body.reason)
+        return {"status": seg.status, "status_reason": seg.status_reason}
+
+
+@router.post("/segments/{segment}/restore")
+def restore(segment: str, request: Request) -> dict[str, Any]:
+    with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        seg = edits.set_status(session, user, access.get_segment(session, user, segment), "open")
+        return {"status": seg.status, "status_reason": seg.status_reason}
+
+
+@router.put("/segments/{segment}/assignees")
+def set_assignees(segment: str, body: AssigneesIn, request: Request) -> dict[str, Any]:
+    with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
+        seg = access.get_segment(session, user, segment)
+        return {"assignees": access.set_assignees(session, seg, body.usernames, by=user)}
+
+
+# ------------------------------------------------------------------------------------------------
+# progress, audit, users, export
+# ------------------------------------------------------------------------------------------------
+
+
+@router.get("/progress")
+def get_progress(request: Request) -> dict[str, Any]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        out: dict[str, Any] = {"totals": progress.figures(session, user)}
+        if user.is_admin:
+            out["annotators"] = progress.per_annotator(session)
+        return out
+
+
+@router.get("/audit")
+def get_audit(request: Request, limit: int = Query(200, ge=1, le=5000)) -> list[dict[str, Any]]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
+        return edits.audit_entries(session, limit=limit)
+
+
+@router.get("/users")
+def get_users(request: Request) -> list[dict[str, Any]]:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
+        return users.list_users(session)
+
+
+@router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
+def export(request: Request, include_discarded: bool = False) -> Response:
+    with state(request).db.read() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
+        body = "".join(store.export_lines(session, include_discarded=include_discarded))
+    return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

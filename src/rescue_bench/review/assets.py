@@ -1,0 +1,141 @@
+"""The assets folder: segment videos, row clips, keyframes and subtitle cues, served safely.
+
+Layout (shared with the pre-annotation tool, ``rescue annotate``)::
+
+    ASSETS/<segment_id>/manifest.json        {segment_id, scenario, participants, video, duration, cues}
+    ASSETS/<video>                           the segment video (``video`` is relative to ASSETS, or null)
+    ASSETS/<segment_id>/rows/<row_index>.mp4 the row's clip
+    ASSETS/<segment_id>/rows/<row_index>.jpg its keyframe
+
+Segment ids contain slashes, so these are nested folders. Anything may be missing (text-only
+segments, clips not cut yet): every accessor then returns ``None`` and the pages say so.
+
+Every path is resolved (symlinks followed) and must stay inside the resolved assets folder and be a
+regular file: a ``..`` in a segment id or a manifest, or a symlink pointing outside, is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class Cue(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    cue: int | str | None = None
+    start: float
+    end: float
+    speaker: str | None = None
+    text: str = ""
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    segment_id: str | None = None
+    scenario: str | None = None
+    participants: list[str] | None = None
+    video: str | None = None
+    duration: float | None = None
+    cues: list[Cue] = []
+
+
+@dataclass(frozen=True)
+class ManifestResult:
+    manifest: Manifest | None
+    problem: str | None = None
+    """Why a manifest that exists could not be read (shown on the page), else ``None``."""
+
+
+@functools.lru_cache(maxsize=256)
+def _read_manifest(path: str, _mtime_ns: int, _size: int) -> ManifestResult:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        return ManifestResult(Manifest.model_validate(raw))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return ManifestResult(None, f"manifest.json is not readable JSON ({type(exc).__name__})")
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        return ManifestResult(None, f"manifest.json: {where}: {err['msg']}")
+
+
+class Assets:
+    """Read-only access to an assets folder (or to none: every lookup then finds nothing)."""
+
+    def __init__(self, root: str | Path | None):
+        self.root = Path(root).expanduser().resolve() if root else None
+
+    def safe_file(self, *parts: str) -> Path | None:
+        """``ASSETS/<parts...>`` if it is a regular file inside the assets folder, else ``None``."""
+        if self.root is None or not all(parts):
+            return None
+        try:
+            candidate = self.root.joinpath(*parts).resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):  # missing, symlink loop, NUL byte
+            return None
+        if not candidate.is_relative_to(self.root) or not candidate.is_file():
+            return None
+        return candidate
+
+    def manifest(self, segment_id: str) -> ManifestResult:
+        path = self.safe_file(segment_id, "manifest.json")
+        if path is None:
+            return ManifestResult(None)
+        stat = path.stat()
+        return _read_manifest(str(path), stat.st_mtime_ns, stat.st_size)
+
+    def video(self, segment_id: str) -> Path | None:
+        manifest = self.manifest(segment_id).manifest
+        if manifest is None or not manifest.video:
+            return None
+        return self.safe_file(manifest.video)
+
+    def row_clip(self, segment_id: str, row_index: int) -> Path | None:
+        return self.safe_file(segment_id, "rows", f"{int(row_index)}.mp4")
+
+    def row_keyframe(self, segment_id: str, row_index: int) -> Path | None:
+        return self.safe_file(segment_id, "rows", f"{int(row_index)}.jpg")
+
+
+def row_number(row: dict[str, Any], position: int) -> int:
+    """The number a row's clip is named by: its ``row_index`` when it has one, else its position."""
+    value = row.get("row_index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else position
+
+
+def _time(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def subtitles(rows: list[dict[str, Any]], position: int, manifest: Manifest | None, *, neighbours: int = 1) -> list[dict[str, Any]]:
+    """The subtitles of the row at ``position`` and of ``neighbours`` rows on each side.
+
+    With a manifest that has cues: those overlapping each row's ``[start_time, end_time]``. Without
+    one (or without cues, or for a row without times): the row's ``dialogue_cleaned``. Each item is ``{position, current, speaker,
+    start, end, lines: [{speaker, text, start, end}], source}``.
+    """
+    out = []
+    for pos in range(max(1, position - neighbours), min(len(rows), position + neighbours) + 1):
+        row = rows[pos - 1]
+        start, end = _time(row.get("start_time")), _time(row.get("end_time"))
+        speaker = row.get("primary_speaker") or ""
+        lines: list[dict[str, Any]] = []
+        source = "dialogue"
+        if manifest is not None and manifest.cues and start is not None and end is not None:
+            source = "cues"
+            for cue in manifest.cues:
+                if cue.start < end and cue.end > start:
+                    lines.append({"speaker": cue.speaker or "", "text": cue.text, "start": cue.start, "end": cue.end})
+        if source == "dialogue":
+            text = row.get("dialogue_cleaned")
+            if isinstance(text, str) and text.strip():
+                lines.append({"speaker": speaker, "text": text, "start": start, "end": end})
+        out.append({"position": pos, "current": pos == position, "speaker": speaker, "start": start, "end": end, "lines": lines, "source": source})
+    return out

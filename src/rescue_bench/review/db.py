@@ -1,0 +1,215 @@
+"""Database access: URLs, engines (SQLite in WAL mode, PostgreSQL through psycopg 3), sessions, migrations.
+
+Everything the review app keeps lives in the database named by one URL, so several worker processes
+or app servers can share it: nothing is held in a process's memory.
+
+SQLite: WAL journal (readers never block the writer), ``busy_timeout`` so a second writer waits
+instead of failing, foreign keys on, and every write transaction opened with ``BEGIN IMMEDIATE``:
+with pysqlite's default deferred ``BEGIN``, a transaction that read first and then writes can fail
+with ``SQLITE_BUSY`` at once (in WAL mode the busy handler is not used for that upgrade), which would
+turn two simultaneous saves into an error instead of a queue.
+
+PostgreSQL: ``postgresql://`` URLs are mapped to the psycopg 3 driver; optimistic versioning uses a
+conditional ``UPDATE ... WHERE version = :v`` under READ COMMITTED, which re-checks the condition after
+waiting for a concurrent writer, so a stale save can never be applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+import threading
+from contextlib import contextmanager, nullcontext
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url, URL
+from sqlalchemy.orm import Session, sessionmaker
+
+DEFAULT_DB_FILE = "rescue_review.db"
+"""The SQLite file ``--db`` defaults to, in the working directory."""
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite writer waits for another one before giving up (30 s: saves queue, never fail)."""
+
+
+class DatabaseError(Exception):
+    """A database URL that cannot be used, or a schema that is not at the expected version."""
+
+
+def normalize_url(raw: str | None) -> URL:
+    """A SQLAlchemy URL from what a user typed.
+
+    ``None`` or empty: ``sqlite:///rescue_review.db`` in the working directory. A bare path (no
+    ``://``) is a SQLite file. ``postgresql://`` and ``postgres://`` use psycopg 3.
+    """
+    text = (raw or "").strip() or DEFAULT_DB_FILE
+    if "://" not in text:
+        return URL.create("sqlite", database=str(Path(text)))
+    if text.startswith("postgres://"):
+        text = "postgresql://" + text[len("postgres://") :]
+    try:
+        url = make_url(text)
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy raises ArgumentError with the URL inside
+        raise DatabaseError(f"not a database URL: {shown_url(text)} ({type(exc).__name__})") from None
+    if url.drivername in ("postgresql", "postgresql+psycopg2"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() not in ("sqlite", "postgresql"):
+        raise DatabaseError(f"unsupported database {url.get_backend_name()!r}: use sqlite:///FILE or postgresql://...")
+    return url
+
+
+def shown_url(url: str | URL) -> str:
+    """The URL with its password masked, for messages and logs (never print a secret)."""
+    try:
+        parsed = url if isinstance(url, URL) else make_url(url)
+        return parsed.render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - unparsable: show only the scheme
+        return str(url).split("://", 1)[0] + "://..."
+
+
+def is_sqlite(engine_or_url: Engine | URL) -> bool:
+    url = engine_or_url.url if isinstance(engine_or_url, Engine) else engine_or_url
+    return url.get_backend_name() == "sqlite"
+
+
+def make_engine(url: str | URL | None, **kwargs: Any) -> Engine:
+    """An engine for ``url`` with the settings this app relies on (see the module docstring)."""
+    url = url if isinstance(url, URL) else normalize_url(url)
+    if is_sqlite(url):
+        if url.database and url.database != ":memory:":
+            parent = Path(url.database).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise DatabaseError(f"folder of the SQLite file does not exist: {parent}")
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
+        _sqlite_pragmas(engine)
+        return engine
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 30)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (below)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each checkpoint; safe with WAL
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+class Database:
+    """One engine and two session factories: ``read()`` and ``write()`` (a write transaction)."""
+
+    def __init__(self, url: str | URL | None, **engine_kwargs: Any):
+        self.url = url if isinstance(url, URL) else normalize_url(url)
+        self.engine = make_engine(self.url, **engine_kwargs)
+        self._reader = sessionmaker(self.engine, expire_on_commit=False)
+        writer_bind = self.engine.execution_options(sqlite_begin="IMMEDIATE") if is_sqlite(self.url) else self.engine
+        self._writer = sessionmaker(writer_bind, expire_on_commit=False)
+        # SQLite has one writer at a time. Writers of this process queue on a lock that wakes the next
+        # one at once; left to SQLite's busy handler they would poll with sleeps of up to 100 ms
+        # (measured with 50 annotators: save p95 618 ms with polling). Other processes on the same
+        # file still wait through busy_timeout. PostgreSQL needs no such lock.
+        self._write_lock = threading.Lock() if is_sqlite(self.url) else None
+
+    @property
+    def shown_url(self) -> str:
+        return shown_url(self.url)
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reading (committed at the end so nothing is left open)."""
+        with self._reader() as session:
+            yield session
+            session.commit()
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction: committed when the block ends, rolled back on an exception."""
+        lock = self._write_lock or nullcontext()
+        with lock, self._writer() as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+# ------------------------------------------------------------------------------------------------
+# migrations (Alembic scripts shipped inside the package)
+# ------------------------------------------------------------------------------------------------
+
+
+def _alembic_config(connection: Any) -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("rescue_bench.review").joinpath("migrations")))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration this version of the package ships."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(_alembic_config(None))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(db: Database) -> str | None:
+    """The migration the database is at (``None`` for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with db.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(db: Database) -> tuple[str | None, str]:
+    """Apply every pending migration; returns (revision before, revision after)."""
+    from alembic import command
+
+    before = current_revision(db)
+    with db.engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "head")
+    return before, head_revision()
+
+
+def check_schema(db: Database) -> None:
+    """Raise :class:`DatabaseError` unless the database is at the package's newest migration."""
+    try:
+        current = current_revision(db)
+    except Exception as exc:  # noqa: BLE001 - cannot connect: say so in one line
+        raise DatabaseError(f"cannot open {db.shown_url}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    head = head_revision()
+    if current is None:
+        raise DatabaseError(f"{db.shown_url} has no review schema: run `rescue review init --db URL` first")
+    if current != head:
+        raise DatabaseError(
+            f"{db.shown_url} is at schema revision {current}, this version needs {head}: run `rescue review init --db URL` to upgrade"
+        )
+
+
+def revision(db: Database, message: str) -> None:
+    """Write the next migration script (autogenerated from ``models.py``) into the package; for maintainers."""
+    from alembic import command
+
+    with db.engine.begin() as connection:
+        command.revision(_alembic_config(connection), message=message, autogenerate=True)

@@ -1,0 +1,429 @@
+"""Reading and changing rows and segments: saves with optimistic versioning, the audit log, comments,
+discarding and restoring a segment.
+
+A save names the version it started from. It is applied only if the row is still at that version
+(one conditional ``UPDATE ... WHERE version = :v``), otherwise it is refused with the row as it is
+now (:class:`~rescue_bench.review.errors.Conflict`, HTTP 409). Every applied change writes one audit
+entry per changed field (who, when, field, old, new) in the same transaction, so an accepted save
+without its audit entry, or an audit entry without its save, cannot exist.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import bindparam, exists, insert, select, update
+from sqlalchemy.orm import Session, aliased
+
+from rescue_bench.data.models import Row
+from rescue_bench.review.access import copy_id_for, get_row
+from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, ReviewError
+from rescue_bench.review.models import AuditEntry, Comment, RowValue, Segment, SegmentRow, User, dumps, utcnow
+
+EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
+"""Every row field of the release format (SPEC section 1). Unknown keys of a row are kept, not edited."""
+
+MAX_TEXT = 20_000
+"""Longest comment or discard reason, in characters."""
+
+
+@dataclass(frozen=True)
+class RowState:
+    """A row as one copy holds it now, and everything the API and the row page show about it."""
+
+    position: int
+    row: dict[str, Any]
+    draft: dict[str, Any]
+    version: int
+    reviewed: bool
+    edited: bool
+    updated_by: str | None
+    updated_at: datetime | None
+    reviewed_by: str | None
+    segment_status: str
+    row_id: int = 0
+    """Database id of the row (internal: not in the API)."""
+
+    @property
+    def status(self) -> str:
+        """``reviewed``, ``edited`` (saved, not yet marked reviewed) or ``draft`` (untouched)."""
+        if self.reviewed:
+            return "reviewed"
+        return "edited" if self.edited else "draft"
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "draft": self.draft,
+            "version": self.version,
+            "status": self.status,
+            "reviewed": self.reviewed,
+            "edited": self.edited,
+            "updated_by": self.updated_by,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+            "reviewed_by": self.reviewed_by,
+            "segment_status": self.segment_status,
+        }
+
+
+def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str | None, reviewed_by: str | None) -> RowState:
+    draft = json.loads(row.draft_json)
+    return RowState(
+        position=row.position,
+        row=json.loads(value.value_json) if value.value_json is not None else draft,
+        draft=draft,
+        version=value.version,
+        reviewed=value.reviewed,
+        edited=value.edited,
+        updated_by=updated_by,
+        updated_at=value.updated_at,
+        reviewed_by=reviewed_by,
+        segment_status=segment.status,
+        row_id=row.id,
+    )
+
+
+_UPDATER = aliased(User, name="updater")
+_REVIEWER = aliased(User, name="reviewer")
+# Statements built once, with bound parameters: building a select per call (and computing its
+# cache key) cost more CPU than running it.
+_ROWS = (
+    select(SegmentRow, RowValue, _UPDATER.username, _REVIEWER.username)
+    .join(RowValue, (RowValue.row_id == SegmentRow.id) & (RowValue.copy_id == bindparam("copy_id")))
+    .outerjoin(_UPDATER, _UPDATER.id == RowValue.updated_by)
+    .outerjoin(_REVIEWER, _REVIEWER.id == RowValue.reviewed_by)
+    .where(SegmentRow.segment_id == bindparam("segment_id"))
+)
+_ONE_ROW = _ROWS.where(SegmentRow.position == bindparam("position"))
+_SOME_ROWS = _ROWS.where(SegmentRow.position.in_(bindparam("positions", expanding=True))).order_by(SegmentRow.position)
+_ALL_ROWS = _ROWS.order_by(SegmentRow.position)
+
+
+def _load(session: Session, copy_id: int, segment: Segment, position: int, *, fresh: bool = False) -> tuple[SegmentRow, RowValue, str | None, str | None]:
+    """The row at ``position``, its value in the copy and the names of who saved / reviewed it (one query)."""
+    query = _ONE_ROW.execution_options(populate_existing=True) if fresh else _ONE_ROW
+    found = session.execute(query, {"copy_id": copy_id, "segment_id": segment.id, "position": position}).first()
+    if found is None:
+        raise NotFound(f"segment has no row {position}")
+    return found[0], found[1], found[2], found[3]
+
+
+def read_row(session: Session, user: User, segment: Segment, position: int) -> RowState:
+    """The row at ``position`` as ``user``'s copy holds it."""
+    row, value, updated_by, reviewed_by = _load(session, copy_id_for(session, user, segment), segment, position)
+    return _state(segment, row, value, updated_by, reviewed_by)
+
+
+def validate_fields(fields: dict[str, Any]) -> None:
+    """Refuse unknown field names and values the release format does not accept (one message, named)."""
+    if not isinstance(fields, dict):
+        raise Invalid("fields must be an object of field name -> value", "fields")
+    for name in fields:
+        if name not in EDITABLE_FIELDS:
+            raise Invalid(f"unknown field {name!r}; editable fields: {', '.join(EDITABLE_FIELDS)}", name)
+    try:
+        Row.model_validate(fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [p for p in err["loc"] if p not in ("int", "float")]
+        path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
+        raise Invalid(f"{path}: {err['msg']}", str(loc[0]) if loc else None) from None
+
+
+def _canonical(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as the release format writes it (declared fields in order, then unknown keys)."""
+    return Row.model_validate(row).model_dump(mode="json", exclude_unset=True)
+
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class SavePlan:
+    """A save worked out in a read transaction, to be applied by :func:`apply_save` in a short write
+    transaction that only checks the version and writes (SQLite has one writer at a time: the less
+    a writer does, the shorter everyone queues)."""
+
+    user_id: int
+    username: str
+    segment_id: int
+    segment_status: str
+    copy_id: int
+    row_id: int
+    value_id: int
+    position: int
+    version: int
+    values: dict[str, Any]
+    audit: list[dict[str, Any]]
+    result: RowState
+
+
+class StaleWrite(Exception):
+    """The row's version moved (or the segment was discarded) between planning and applying a save."""
+
+
+def prepare_save(
+    session: Session,
+    user: User,
+    segment: Segment,
+    position: int,
+    *,
+    version: int,
+    fields: dict[str, Any],
+    reviewed: bool | None = None,
+    now: datetime | None = None,
+) -> SavePlan | RowState:
+    """Check and work out a save; a :class:`RowState` when there is nothing to write.
+
+    Raises :class:`Conflict` (with the current row) when the row is no longer at ``version``,
+    :class:`Invalid` for a value the release format refuses, :class:`Locked` when the segment is
+    discarded.
+    """
+    if segment.status == "discarded":
+        raise Locked("this segment is discarded; restore it before editing")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise Invalid("version must be an integer", "version")
+    validate_fields(fields)
+    now = now or utcnow()
+    copy_id = copy_id_for(session, user, segment)
+    row, value, updated_by, reviewed_by = _load(session, copy_id, segment, position)
+    if value.version != version:
+        raise Conflict(_state(segment, row, value, updated_by, reviewed_by).to_api())
+    current = json.loads(value.value_json if value.value_json is not None else row.draft_json)
+    new = _canonical({**current, **fields})
+    changes = []
+    for name in fields:
+        old_v, new_v = current.get(name, _ABSENT), new.get(name, _ABSENT)
+        old_j = None if old_v is _ABSENT else dumps(old_v)
+        new_j = None if new_v is _ABSENT else dumps(new_v)
+        if old_j != new_j:
+            changes.append((name, old_j, new_j))
+    review_change = reviewed is not None and bool(reviewed) != value.reviewed
+    if not changes and not review_change:
+        return _state(segment, row, value, updated_by, reviewed_by)
+    new_json = dumps(new)
+    edited = new_json != row.draft_json  # the draft is stored in the same canonical form
+    values: dict[str, Any] = {
+        "value_json": new_json if changes or value.value_json is not None else None,
+        "version": version + 1,
+        "edited": edited,
+        "updated_by": user.id,
+        "updated_at": now,
+    }
+    if review_change:
+        values.update(reviewed=bool(reviewed), reviewed_by=user.id if reviewed else None, reviewed_at=now if reviewed else None)
+    common = {"at": now, "user_id": user.id, "segment_id": segment.id, "row_id": row.id, "copy_id": copy_id, "version": version + 1, "note": None}
+    audit = [{**common, "action": "edit", "field": name, "old_json": old_j, "new_json": new_j} for name, old_j, new_j in changes]
+    if review_change:
+        audit.append({**common, "action": "review", "field": "reviewed", "old_json": dumps(value.reviewed), "new_json": dumps(bool(reviewed))})
+    result = RowState(
+        position=row.position,
+        row=new,
+        draft=json.loads(row.draft_json),
+        version=version + 1,
+        reviewed=bool(reviewed) if review_change else value.reviewed,
+        edited=edited,
+        updated_by=user.username,
+        updated_at=now,
+        reviewed_by=(user.username if reviewed else None) if review_change else reviewed_by,
+        segment_status=segment.status,
+        row_id=row.id,
+    )
+    return SavePlan(user.id, user.username, segment.id, segment.status, copy_id, row.id, value.id, row.position, version, values, audit, result)
+
+
+def apply_save(session: Session, plan: SavePlan) -> RowState:
+    """Write a planned save if the row is still at its version and the segment still open.
+
+    One conditional ``UPDATE`` (the version check) and the audit entries, in the caller's write
+    transaction; raises :class:`StaleWrite` when the condition fails, and nothing is written.
+    """
+    still_open = exists().where(Segment.id == plan.segment_id, Segment.status == "open")
+    result = session.execute(
+        update(RowValue)
+        .where(RowValue.id == plan.value_id, RowValue.version == plan.version, still_open)
+        .values(**plan.values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise StaleWrite()
+    session.execute(insert(AuditEntry), plan.audit)
+    return plan.result
+
+
+def save_row(
+    session: Session,
+    user: User,
+    segment: Segment,
+    position: int,
+    *,
+    version: int,
+    fields: dict[str, Any],
+    reviewed: bool | None = None,
+    now: datetime | None = None,
+) -> RowState:
+    """Apply ``fields`` (and the reviewed mark) to the row if it is still at ``version``, in one
+    transaction (the web app plans in a read transaction and applies in a short write one).
+
+    Raises :class:`Conflict` (with the current row) when someone saved since, :class:`Invalid` for a
+    value the release format refuses, :class:`Locked` when the segment is discarded. A save that
+    changes nothing returns the row unchanged (same version, no audit entry).
+    """
+    plan = prepare_save(session, user, segment, position, version=version, fields=fields, reviewed=reviewed, now=now)
+    if isinstance(plan, RowState):
+        return plan
+    try:
+        return apply_save(session, plan)
+    except StaleWrite:
+        raise stale_error(session, user, segment, position) from None
+
+
+def stale_error(session: Session, user: User, segment: Segment, position: int) -> ReviewError:
+    """The error to answer a save that lost the race: :class:`Locked` or :class:`Conflict` with the row now."""
+    session.refresh(segment)
+    if segment.status == "discarded":
+        return Locked("this segment is discarded; restore it before editing")
+    return Conflict(_state(segment, *_fresh(session, copy_id_for(session, user, segment), segment, position)).to_api())
+
+
+def _fresh(session: Session, copy_id: int, segment: Segment, position: int) -> tuple[SegmentRow, RowValue, str | None, str | None]:
+    """The row as committed now (a new statement sees other transactions' commits under READ COMMITTED)."""
+    return _load(session, copy_id, segment, position, fresh=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# comments, discard, restore
+# ------------------------------------------------------------------------------------------------
+
+
+def _text_arg(text: Any, name: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise Invalid(f"{name} must be a non-empty text", name)
+    if len(text) > MAX_TEXT:
+        raise Invalid(f"{name} is longer than {MAX_TEXT} characters", name)
+    return text.strip()
+
+
+def add_comment(session: Session, user: User, segment: Segment, text: str, *, position: int | None = None, now: datetime | None = None) -> Comment:
+    """A comment on the segment, or on one of its rows (``position``)."""
+    text = _text_arg(text, "text")
+    copy_id_for(session, user, segment)  # may the user work on it at all?
+    row = get_row(session, segment, position) if position is not None else None
+    now = now or utcnow()
+    comment = Comment(segment_id=segment.id, row_id=row.id if row else None, user_id=user.id, created_at=now, text=text)
+    session.add(comment)
+    session.add(AuditEntry(at=now, user_id=user.id, action="comment", segment_id=segment.id, row_id=row.id if row else None, field="comment", new_json=dumps(text)))
+    session.flush()
+    return comment
+
+
+_COMMENTS = (
+    select(Comment, User.username, SegmentRow.position)
+    .join(User, User.id == Comment.user_id)
+    .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
+    .where(Comment.segment_id == bindparam("segment_id"))
+    .order_by(Comment.id)
+)
+
+
+def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
+    rows = session.execute(_COMMENTS, {"segment_id": segment.id}).all()
+    return [
+        {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
+        for c, name, pos in rows
+    ]
+
+
+def set_status(session: Session, user: User, segment: Segment, status: str, reason: str | None = None, now: datetime | None = None) -> Segment:
+    """Discard (``reason`` required) or restore (``status="open"``) a segment; audited."""
+    copy_id_for(session, user, segment)
+    if status not in ("open", "discarded"):
+        raise Invalid(f"unknown status {status!r}", "status")
+    if status == "discarded":
+        reason = _text_arg(reason, "reason")
+    if segment.status == status:
+        raise Invalid(f"segment is already {'discarded' if status == 'discarded' else 'open'}", "status")
+    now = now or utcnow()
+    old = segment.status
+    result = session.execute(
+        update(Segment)
+        .where(Segment.id == segment.id, Segment.status == old)
+        .values(status=status, status_reason=reason if status == "discarded" else None, status_by=user.id, status_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise Invalid("the segment's status was changed by someone else; reload", "status")
+    session.add(AuditEntry(at=now, user_id=user.id, action="discard" if status == "discarded" else "restore", segment_id=segment.id, field="status", old_json=dumps(old), new_json=dumps(status), note=reason))
+    session.flush()
+    session.refresh(segment)
+    return segment
+
+
+# ------------------------------------------------------------------------------------------------
+# the audit log
+# ------------------------------------------------------------------------------------------------
+
+
+_AUDIT = (
+    select(AuditEntry, User.username, Segment.sample_id, SegmentRow.position)
+    .outerjoin(User, User.id == AuditEntry.user_id)
+    .outerjoin(Segment, Segment.id == AuditEntry.segment_id)
+    .outerjoin(SegmentRow, SegmentRow.id == AuditEntry.row_id)
+    .order_by(AuditEntry.id.desc())
+    .limit(bindparam("limit"))
+)
+_AUDIT_SEGMENT = _AUDIT.where(AuditEntry.segment_id == bindparam("segment_id"))
+_AUDIT_ROW = _AUDIT.where(AuditEntry.row_id == bindparam("row_id"))
+
+
+def audit_entries(
+    session: Session, *, segment: Segment | None = None, row: SegmentRow | None = None, row_id: int | None = None, limit: int = 200
+) -> list[dict[str, Any]]:
+    """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``.
+
+    ``row`` / ``row_id`` narrow to one row, ``segment`` to one segment, neither: everything.
+    """
+    if row is not None:
+        row_id = row.id
+    if row_id is not None:
+        query, params = _AUDIT_ROW, {"row_id": row_id, "limit": limit}
+    elif segment is not None:
+        query, params = _AUDIT_SEGMENT, {"segment_id": segment.id, "limit": limit}
+    else:
+        query, params = _AUDIT, {"limit": limit}
+    result = session.execute(query, params).all()
+    out = []
+    for entry, username, sample_id, position in result:
+        out.append(
+            {
+                "id": entry.id,
+                "at": entry.at.isoformat(),
+                "user": username,
+                "action": entry.action,
+                "segment": sample_id,
+                "row": position,
+                "field": entry.field,
+                "old": None if entry.old_json is None else json.loads(entry.old_json),
+                "new": None if entry.new_json is None else json.loads(entry.new_json),
+                "old_absent": entry.old_json is None,
+                "new_absent": entry.new_json is None,
+                "version": entry.version,
+                "note": entry.note,
+            }
+        )
+    return out
+
+
+def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None) -> list[RowState]:
+    """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
+    params: dict[str, Any] = {"copy_id": copy_id_for(session, user, segment), "segment_id": segment.id}
+    query = _ALL_ROWS
+    if positions is not None:
+        query = _SOME_ROWS
+        params["positions"] = list(positions)
+    rows = session.execute(query, params).all()
+    return [_state(segment, row, value, updated_by, reviewed_by) for row, value, updated_by, reviewed_by in rows]

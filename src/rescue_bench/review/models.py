@@ -1,0 +1,260 @@
+"""The review database (SQLAlchemy 2 typed ORM). Changed only through Alembic migrations.
+
+How the tables fit together, and why (issue 12, with room for issue 13's overlap and adjudication):
+
+- ``segments`` and ``segment_rows`` hold what was imported: one segment per clip (``header`` keeps
+  every clip key but ``rows``), one row per clip row, with the imported value as ``draft``. The draft
+  is never changed after import.
+- A ``copies`` record is one reviewable copy of a segment's rows. Every segment has its ``final``
+  copy, the one export reads. An annotator assigned in the default (shared) mode edits the final copy
+  directly, so two people on one segment meet the version check instead of overwriting each other.
+  Independent per-annotator copies (issue 13's overlap) are ``copies`` of kind ``annotator`` that an
+  assignment points to; adjudication writes the final copy.
+- ``row_values`` holds the human value of one row in one copy: ``value`` (the whole row as the
+  release format writes it; NULL while nobody saved, i.e. the draft), ``version`` (optimistic
+  versioning: a save names the version it started from), ``reviewed`` / ``edited`` flags, and who
+  changed it last.
+- ``assignments`` say who may see and edit which segment, and which copy they edit.
+- ``audit_log`` keeps every change (who, when, field, old, new as JSON text; NULL = the key was
+  absent), every status change and comment; adjudication gets its own ``action``.
+- ``login_throttle`` and ``settings`` (the cookie-signing secret) live here too, so several worker
+  processes behind one proxy share them.
+
+JSON values are stored as text written by this module (``json.dumps``), never through a driver's
+JSON type: PostgreSQL's ``jsonb`` would reorder keys, and byte-identical export needs exact text.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+ROLES: tuple[str, ...] = ("admin", "annotator")
+"""User roles. Admins see and edit everything; annotators only the segments assigned to them."""
+
+SEGMENT_STATUSES: tuple[str, ...] = ("open", "discarded")
+COPY_KINDS: tuple[str, ...] = ("final", "annotator")
+FINAL_LABEL = "final"
+"""``copies.label`` of a segment's final copy (annotator copies are labelled ``user:<id>``)."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite has no time zones: stored as naive UTC)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[datetime], dialect: Any) -> Optional[datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+    def process_result_value(self, value: Optional[datetime], dialect: Any) -> Optional[datetime]:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def dumps(value: Any) -> str:
+    """The one JSON text form of every stored value (compact, UTF-8, key order kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    auth_epoch: Mapped[int] = mapped_column(Integer, default=0)
+    """Bumped on logout and password change: every cookie signed with an older epoch stops working."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+class ImportBatch(Base):
+    """One imported file: the dashboard's "prepared files"."""
+
+    __tablename__ = "imports"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    file_name: Mapped[str] = mapped_column(String(1024))
+    sha256: Mapped[str] = mapped_column(String(64))
+    segments: Mapped[int] = mapped_column(Integer)
+    rows: Mapped[int] = mapped_column(Integer)
+    imported_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Segment(Base):
+    __tablename__ = "segments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), unique=True)
+    """Opaque, URL-safe id used in URLs and the API (sample ids contain slashes)."""
+    sample_id: Mapped[str] = mapped_column(String(1024), unique=True)
+    scenario: Mapped[str] = mapped_column(String(16))
+    header_json: Mapped[str] = mapped_column(Text)
+    """The clip's keys except ``rows`` as imported (``Clip.to_json()``), JSON text."""
+    position: Mapped[int] = mapped_column(Integer, index=True)
+    """Import order: listing and export follow it."""
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id"))
+    participants_json: Mapped[str] = mapped_column(Text)
+    """The clip's clients (``Clip.clients``: given, else inferred from the rows), JSON text."""
+    row_count: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    status_reason: Mapped[Optional[str]] = mapped_column(Text)
+    status_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    status_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+
+    rows: Mapped[list[SegmentRow]] = relationship(order_by="SegmentRow.position", back_populates="segment")
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return json.loads(self.header_json)
+
+    @property
+    def participants(self) -> list[str]:
+        return json.loads(self.participants_json)
+
+
+class SegmentRow(Base):
+    __tablename__ = "segment_rows"
+    __table_args__ = (UniqueConstraint("segment_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    """1-based place in the clip; the ``{row_index}`` of URLs (equal to ``row_index`` in the release)."""
+    draft_json: Mapped[str] = mapped_column(Text)
+    """The row as imported (``Row.model_dump(exclude_unset=True)``), JSON text; never changed."""
+
+    segment: Mapped[Segment] = relationship(back_populates="rows")
+
+    @property
+    def draft(self) -> dict[str, Any]:
+        return json.loads(self.draft_json)
+
+
+class Copy(Base):
+    """One reviewable copy of a segment's rows (see the module docstring)."""
+
+    __tablename__ = "copies"
+    __table_args__ = (UniqueConstraint("segment_id", "label"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    label: Mapped[str] = mapped_column(String(64))
+    owner_id: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RowValue(Base):
+    __tablename__ = "row_values"
+    __table_args__ = (UniqueConstraint("copy_id", "row_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    copy_id: Mapped[int] = mapped_column(ForeignKey("copies.id", ondelete="CASCADE"))
+    row_id: Mapped[int] = mapped_column(ForeignKey("segment_rows.id", ondelete="CASCADE"), index=True)
+    value_json: Mapped[Optional[str]] = mapped_column(Text)
+    """The human value of the whole row (JSON text); NULL while it equals the untouched draft."""
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    reviewed: Mapped[bool] = mapped_column(Boolean, default=False)
+    edited: Mapped[bool] = mapped_column(Boolean, default=False)
+    """The human value differs from the draft."""
+    reviewed_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    reviewed_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    updated_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    updated_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("segment_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    copy_id: Mapped[int] = mapped_column(ForeignKey("copies.id"))
+    """The copy this annotator edits: the segment's final copy in shared mode."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    created_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+
+
+class Comment(Base):
+    __tablename__ = "comments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"), index=True)
+    row_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segment_rows.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_row", "row_id", "id"), Index("ix_audit_segment", "segment_id", "id"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    user_id: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    """NULL for changes made from the command line (import, user administration)."""
+    action: Mapped[str] = mapped_column(String(32))
+    """edit, review, comment, discard, restore, assign, unassign, import, user (issue 13 adds adjudicate)."""
+    segment_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segments.id", ondelete="SET NULL"))
+    row_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segment_rows.id", ondelete="SET NULL"))
+    copy_id: Mapped[Optional[int]] = mapped_column(ForeignKey("copies.id", ondelete="SET NULL"))
+    field: Mapped[Optional[str]] = mapped_column(String(64))
+    old_json: Mapped[Optional[str]] = mapped_column(Text)
+    """JSON text of the old value; NULL when the key was absent."""
+    new_json: Mapped[Optional[str]] = mapped_column(Text)
+    version: Mapped[Optional[int]] = mapped_column(Integer)
+    """The row version this change created."""
+    note: Mapped[Optional[str]] = mapped_column(Text)
+
+
+class LoginThrottle(Base):
+    __tablename__ = "login_throttle"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    """``user:<name>`` or ``ip:<address>``."""
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_failure_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    locked_until: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+
+
+class Setting(Base):
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

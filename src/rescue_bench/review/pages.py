@@ -1,0 +1,220 @@
+"""Server-rendered pages (Jinja2, autoescaped) and media (HTTP range requests, assets folder only)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from markupsafe import Markup
+
+import jinja2
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+
+from rescue_bench.review import access, edits, progress
+from rescue_bench.review.app import AuthError, state
+from rescue_bench.review.assets import row_number, subtitles
+from rescue_bench.review.errors import NotFound
+from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
+from rescue_bench.review.models import User, dumps
+
+router = APIRouter(include_in_schema=False)
+
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("rescue_bench.review", "templates"),
+    autoescape=True,  # every template, whatever its name: annotation text is user input
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+    auto_reload=False,  # templates ship with the package: no mtime check per render
+)
+_env.filters["compact"] = compact
+_env.filters["dumps"] = dumps
+
+SHORTCUTS = (
+    ("Ctrl+S", "save"),
+    ("Ctrl+Enter", "save and mark reviewed"),
+    ("Alt+N / Alt+P", "next / previous row"),
+)
+
+
+@functools.lru_cache(maxsize=512)
+def _form_html(scenario: str, participants: tuple[str, ...]) -> Markup:
+    """The editor's fields for a segment's choices (no row values in it): rendered once, reused."""
+    opts = choices(scenario, list(participants))
+    return Markup(_env.get_template("row_form.html").render(fields=FIELDS, sections=SECTIONS, choices=opts))
+
+
+def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    """Render a page (straight through Jinja: Starlette's TemplateResponse adds per-request work the
+    templates do not use)."""
+    data = state(request).session_data(request)
+    base = {"csrf_token": data.csrf if data else "", "user": None}
+    return HTMLResponse(_env.get_template(name).render({**base, **context}), status_code=status)
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    user = None
+    try:
+        user = state(request).user(request)
+    except AuthError:
+        pass
+    return _render(request, "error.html", {"user": user, "status": status, "message": message}, status)
+
+
+@router.get("/login")
+def login_page(request: Request, next: str = "/") -> Response:
+    if not next.startswith("/") or next.startswith("//"):  # never redirect off-site after login
+        next = "/"
+    return _render(request, "login.html", {"next": next})
+
+
+@router.get("/")
+def dashboard(request: Request) -> Response:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        segments = progress.segment_list(session, user)
+        figures = progress.figures(session, user)
+        annotators = progress.per_annotator(session) if user.is_admin else []
+        recent = edits.audit_entries(session, limit=15) if user.is_admin else []
+    return _render(request, "dashboard.html", {"user": user, "segments": segments, "figures": figures, "annotators": annotators, "recent": recent})
+
+
+@router.get("/segments/{segment}")
+def segment_page(segment: str, request: Request) -> Response:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        rows = edits.segment_rows(session, user, seg)
+        comments = edits.comments(session, seg)
+        assigned = access.assignees(session, seg)
+        all_users = [u["username"] for u in _users(session)] if user.is_admin else []
+    manifest = st.assets.manifest(seg.sample_id)
+    video = st.assets.video(seg.sample_id) is not None
+    return _render(
+        request,
+        "segment.html",
+        {
+            "user": user,
+            "seg": seg,
+            "rows": rows,
+            "comments": comments,
+            "assignees": assigned,
+            "all_users": all_users,
+            "has_video": video,
+            "manifest_problem": manifest.problem,
+            "has_manifest": manifest.manifest is not None,
+        },
+    )
+
+
+def _users(session: Any) -> list[dict[str, Any]]:
+    from rescue_bench.review.users import list_users
+
+    return [u for u in list_users(session) if u["active"]]
+
+
+@router.get("/segments/{segment}/rows/{row_index}")
+def row_page(segment: str, row_index: int, request: Request) -> Response:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        seg = access.get_segment(session, user, segment)
+        if not 1 <= row_index <= seg.row_count:
+            raise NotFound(f"segment has no row {row_index}")
+        near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
+        comments = [c for c in edits.comments(session, seg) if c["row"] in (None, row_index)]
+        mine = next(r for r in near if r.position == row_index)
+        # a row never saved has no history (comments are listed on their own)
+        history = edits.audit_entries(session, row_id=mine.row_id, limit=30) if mine.version else []
+    by_pos = {r.position: r for r in near}
+    current = by_pos[row_index]
+    manifest = st.assets.manifest(seg.sample_id)
+    number = row_number(current.row, row_index)
+    clip = st.assets.row_clip(seg.sample_id, number) is not None
+    keyframe = st.assets.row_keyframe(seg.sample_id, number) is not None
+    video = st.assets.video(seg.sample_id) is not None
+    # subtitles of this row and its neighbours: a padded list so positions line up
+    rows_for_subs: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+    for pos, item in by_pos.items():
+        rows_for_subs[pos - 1] = item.row
+    subs = subtitles(rows_for_subs, row_index, manifest.manifest)
+    form_html = _form_html(seg.scenario, tuple(seg.participants))
+    known = {f.name for f in FIELDS}
+    extras = {k: v for k, v in current.row.items() if k not in known}
+    return _render(
+        request,
+        "row.html",
+        {
+            "user": user,
+            "seg": seg,
+            "state": current,
+            "position": row_index,
+            "form_html": form_html,
+            "extras": extras,
+            "subs": subs,
+            "has_clip": clip,
+            "clip_number": number,
+            "has_keyframe": keyframe,
+            "has_video": video,
+            "manifest_problem": manifest.problem,
+            "comments": comments,
+            "history": history,
+            "shortcuts": SHORTCUTS,
+            "page_data": {
+                "segment": seg.key,
+                "position": row_index,
+                "rows": seg.row_count,
+                "version": current.version,
+                "row": current.row,
+                "draft": current.draft,
+                "reviewed": current.reviewed,
+                "edited": current.edited,
+                "updatedBy": current.updated_by,
+                "segmentStatus": seg.status,
+            },
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# media: only files inside the assets folder, only for segments the user may see
+# ------------------------------------------------------------------------------------------------
+
+
+def _media_segment(request: Request, segment: str) -> tuple[Any, User]:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        return access.get_segment(session, user, segment), user
+
+
+def _file(path: Any, media_type: str) -> Response:
+    if path is None:
+        raise NotFound("no such media file")
+    return FileResponse(path, media_type=media_type, headers={"Cache-Control": "private, max-age=3600"})
+
+
+@router.get("/media/{segment}/video")
+def segment_video(segment: str, request: Request) -> Response:
+    seg, _ = _media_segment(request, segment)
+    return _file(state(request).assets.video(seg.sample_id), "video/mp4")
+
+
+@router.get("/media/{segment}/rows/{row_index}.mp4")
+def row_clip(segment: str, row_index: int, request: Request) -> Response:
+    seg, _ = _media_segment(request, segment)
+    return _file(state(request).assets.row_clip(seg.sample_id, row_index), "video/mp4")
+
+
+@router.get("/media/{segment}/rows/{row_index}.jpg")
+def row_keyframe(segment: str, row_index: int, request: Request) -> Response:
+    seg, _ = _media_segment(request, segment)
+    return _file(state(request).assets.row_keyframe(seg.sample_id, row_index), "image/jpeg")
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    return RedirectResponse("/static/favicon.svg", status_code=301)

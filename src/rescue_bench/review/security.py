@@ -1,0 +1,209 @@
+"""Passwords (argon2), signed session cookies, CSRF tokens and login throttling stored in the database.
+
+- Passwords: argon2id with argon2-cffi's defaults (RFC 9106's low-memory profile: t=3, 64 MiB, p=4).
+  An unknown user name costs one verification too, so timing does not tell which names exist.
+- Sessions: a cookie signed with itsdangerous (HMAC-SHA1 over a key derived from the secret) holding
+  the user id, the user's ``auth_epoch`` and a random CSRF token; HttpOnly, SameSite=Lax, Secure
+  behind HTTPS. Nothing is stored per session, so any worker can check any cookie; bumping the
+  user's ``auth_epoch`` (logout, password change) invalidates every cookie issued before.
+- CSRF: every unsafe request carries ``X-CSRF-Token`` equal to the token inside the signed cookie (a
+  signed double-submit token: another site can make the browser send the cookie, but cannot read it
+  nor the page holding the token).
+- Throttling: failures are counted per user name and per client address in ``login_throttle``; past a
+  free allowance each failure locks the key for a doubling delay (1 s, 2 s, 4 s ... capped), during
+  which login is refused without checking the password.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from rescue_bench.review.models import LoginThrottle, Setting
+
+SESSION_COOKIE = "rescue_review"
+CSRF_HEADER = "X-CSRF-Token"
+SECRET_SETTING = "session_secret"
+
+
+# ------------------------------------------------------------------------------------------------
+# passwords
+# ------------------------------------------------------------------------------------------------
+
+_hasher: Any = None
+_dummy_hash: str | None = None
+
+
+def _argon2() -> Any:
+    global _hasher
+    if _hasher is None:
+        from argon2 import PasswordHasher
+
+        _hasher = PasswordHasher()
+    return _hasher
+
+
+def hash_password(password: str) -> str:
+    return str(_argon2().hash(password))
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    """True when ``password`` matches; ``None`` (unknown user) costs the same time and is False."""
+    from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+    global _dummy_hash
+    if password_hash is None:
+        if _dummy_hash is None:
+            _dummy_hash = hash_password(secrets.token_urlsafe(16))
+        password_hash, password = _dummy_hash, password + "\x00"
+        try:
+            _argon2().verify(password_hash, password)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            pass
+        return False
+    try:
+        return bool(_argon2().verify(password_hash, password))
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+MIN_PASSWORD_LENGTH = 8
+
+
+def check_password_strength(password: str) -> str | None:
+    """Why ``password`` is refused, or ``None``."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        return f"password must have at least {MIN_PASSWORD_LENGTH} characters"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# the signing secret and session cookies
+# ------------------------------------------------------------------------------------------------
+
+
+def ensure_secret(session: Session) -> str:
+    """The cookie-signing secret stored in the database, created on first use (by ``init``)."""
+    row = session.get(Setting, SECRET_SETTING)
+    if row is None:
+        row = Setting(key=SECRET_SETTING, value=secrets.token_urlsafe(48))
+        session.add(row)
+        session.flush()
+    return row.value
+
+
+def read_secret(session: Session) -> str | None:
+    row = session.get(Setting, SECRET_SETTING)
+    return row.value if row else None
+
+
+@dataclass(frozen=True)
+class SessionData:
+    user_id: int
+    epoch: int
+    csrf: str
+
+
+class SessionSigner:
+    """Signs and checks the session cookie (itsdangerous, timestamped, ``max_age`` seconds)."""
+
+    def __init__(self, secret: str, max_age: int):
+        from itsdangerous import URLSafeTimedSerializer
+
+        self._serializer = URLSafeTimedSerializer(secret, salt="rescue-review-session")
+        self.max_age = max_age
+
+    def issue(self, user_id: int, epoch: int) -> tuple[str, SessionData]:
+        data = SessionData(user_id, epoch, secrets.token_urlsafe(32))
+        return self._serializer.dumps({"u": user_id, "e": epoch, "c": data.csrf}), data
+
+    def read(self, token: str | None) -> SessionData | None:
+        from itsdangerous import BadData
+
+        if not token:
+            return None
+        try:
+            payload = self._serializer.loads(token, max_age=self.max_age)
+            return SessionData(int(payload["u"]), int(payload["e"]), str(payload["c"]))
+        except (BadData, KeyError, TypeError, ValueError):
+            return None
+
+
+def csrf_matches(session: SessionData | None, header: str | None) -> bool:
+    return bool(session and header) and secrets.compare_digest(session.csrf.encode(), (header or "").encode())
+
+
+# ------------------------------------------------------------------------------------------------
+# login throttling (in the database, shared by every worker)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThrottlePolicy:
+    user_free_failures: int = 5
+    """Failed logins for one user name before each further failure locks it."""
+    ip_free_failures: int = 20
+    """Failed logins from one address (any names) before it is locked: stops spraying many names."""
+    base_delay: float = 1.0
+    max_delay: float = 900.0
+    forget_after: float = 3600.0
+    """A key with no failure for this long starts again from zero."""
+
+
+def throttle_keys(username: str, client_ip: str | None) -> list[str]:
+    keys = [f"user:{username.strip().lower()[:150]}"]
+    if client_ip:
+        keys.append(f"ip:{client_ip[:150]}")
+    return keys
+
+
+def throttle_wait(session: Session, keys: list[str], now: datetime) -> float:
+    """Seconds until a login may be tried for these keys (0 when allowed)."""
+    rows = session.scalars(select(LoginThrottle).where(LoginThrottle.key.in_(keys))).all()
+    wait = 0.0
+    for row in rows:
+        if row.locked_until is not None and row.locked_until > now:
+            wait = max(wait, (row.locked_until - now).total_seconds())
+    return wait
+
+
+def _upsert(session: Session, key: str, now: datetime) -> LoginThrottle:
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    session.execute(
+        insert(LoginThrottle).values(key=key, failures=0, last_failure_at=now).on_conflict_do_nothing(index_elements=["key"])
+    )
+    row = session.scalars(select(LoginThrottle).where(LoginThrottle.key == key).with_for_update()).one()
+    session.refresh(row)
+    return row
+
+
+def record_failure(session: Session, keys: list[str], now: datetime, policy: ThrottlePolicy) -> None:
+    for key in keys:
+        row = _upsert(session, key, now)
+        if row.failures and (now - row.last_failure_at).total_seconds() > policy.forget_after:
+            row.failures = 0
+        row.failures += 1
+        row.last_failure_at = now
+        free = policy.user_free_failures if key.startswith("user:") else policy.ip_free_failures
+        over = row.failures - free
+        if over > 0:
+            delay = min(policy.max_delay, policy.base_delay * 2 ** (over - 1))
+            row.locked_until = now + timedelta(seconds=delay)
+
+
+def record_success(session: Session, username: str) -> None:
+    """A good login clears the user name's counter (not the address's: one known password must not
+    reset a spraying address)."""
+    row = session.get(LoginThrottle, throttle_keys(username, None)[0])
+    if row is not None:
+        session.delete(row)
+        session.flush()

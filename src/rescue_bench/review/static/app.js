@@ -1,0 +1,136 @@
+// rescue review: shared helpers and the small pages (login, dashboard, segment). No build step, no CDN.
+"use strict";
+
+const Review = (() => {
+  const csrf = () => (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+
+  // JSON request; every unsafe method carries the CSRF token. Resolves to {status, body}.
+  async function api(method, url, body) {
+    const headers = { Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET") headers["X-CSRF-Token"] = csrf();
+    const resp = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+    let data = null;
+    const type = resp.headers.get("content-type") || "";
+    if (type.includes("json")) data = await resp.json();
+    if (resp.status === 401 && !url.endsWith("/api/login")) {
+      window.location.href = "/login?next=" + encodeURIComponent(window.location.pathname);
+    }
+    return { status: resp.status, body: data };
+  }
+
+  let toastTimer = null;
+  function toast(message, kind) {
+    const el = document.getElementById("toast");
+    if (!el) return;
+    el.textContent = message;
+    el.className = kind || "";
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { el.hidden = true; }, kind === "error" ? 8000 : 3000);
+  }
+
+  function detail(resp) {
+    const b = resp.body || {};
+    if (typeof b.detail === "string") return b.detail;
+    if (Array.isArray(b.detail) && b.detail.length) return b.detail[0].msg || "invalid request";
+    return "request failed (HTTP " + resp.status + ")";
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v; else node.setAttribute(k, v);
+    }
+    for (const child of children) node.append(child);  // strings become text nodes: never HTML
+    return node;
+  }
+
+  return { api, toast, detail, el };
+})();
+
+document.addEventListener("DOMContentLoaded", () => {
+  const { api, toast, detail, el } = Review;
+
+  const logout = document.getElementById("logout");
+  if (logout) logout.addEventListener("click", async () => {
+    await api("POST", "/api/logout");
+    window.location.href = "/login";
+  });
+
+  // login
+  const loginForm = document.getElementById("login-form");
+  if (loginForm) loginForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const err = document.getElementById("login-error");
+    err.hidden = true;
+    const resp = await api("POST", "/api/login", {
+      username: document.getElementById("username").value,
+      password: document.getElementById("password").value,
+    });
+    if (resp.status === 200) {
+      window.location.href = loginForm.dataset.next || "/";
+    } else {
+      err.textContent = resp.status === 401 ? "Wrong user name or password." : detail(resp);
+      err.hidden = false;
+    }
+  });
+
+  // dashboard: filter the segment table
+  const filter = document.getElementById("segment-filter");
+  if (filter) filter.addEventListener("input", () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const tr of document.querySelectorAll("#segments tbody tr")) {
+      const hay = tr.dataset.filter || "";
+      tr.hidden = !words.every((w) => hay.includes(w));
+    }
+  });
+
+  // clickable table rows
+  for (const tr of document.querySelectorAll("tr.clickable")) {
+    tr.addEventListener("click", (ev) => {
+      if (ev.target.closest("a, button, input")) return;
+      window.location.href = tr.dataset.href;
+    });
+  }
+
+  // segment page actions
+  const layout = document.querySelector("[data-segment]");
+  const segment = layout ? layout.dataset.segment : null;
+  const discardForm = document.getElementById("discard-form");
+  if (discardForm) discardForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const resp = await api("POST", `/api/segments/${segment}/discard`, { reason: document.getElementById("discard-text").value });
+    if (resp.status === 200) window.location.reload(); else toast(detail(resp), "error");
+  });
+  const restore = document.getElementById("restore");
+  if (restore) restore.addEventListener("click", async () => {
+    const resp = await api("POST", `/api/segments/${segment}/restore`);
+    if (resp.status === 200) window.location.reload(); else toast(detail(resp), "error");
+  });
+  const assignForm = document.getElementById("assign-form");
+  if (assignForm) assignForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const names = [...assignForm.querySelectorAll("input[name=assignee]:checked")].map((i) => i.value);
+    const resp = await api("PUT", `/api/segments/${segment}/assignees`, { usernames: names });
+    if (resp.status === 200) toast("Assignment saved"); else toast(detail(resp), "error");
+  });
+
+  // comments (segment page and row page)
+  const commentForm = document.getElementById("comment-form");
+  if (commentForm) commentForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const key = segment || (window.ROW_PAGE && window.ROW_PAGE.segment);
+    const text = document.getElementById("comment-text");
+    const row = commentForm.dataset.row ? Number(commentForm.dataset.row) : null;
+    const resp = await api("POST", `/api/segments/${key}/comments`, { text: text.value, row });
+    if (resp.status !== 201) { toast(detail(resp), "error"); return; }
+    const list = document.getElementById("comments");
+    const empty = list.querySelector(".empty");
+    if (empty) empty.remove();
+    const c = resp.body;
+    list.append(el("li", {}, el("b", {}, c.user), " ", el("span", { class: "small muted" }, c.at.slice(0, 16).replace("T", " ") + (c.row ? " · this row" : "")), el("div", { class: "text" }, c.text)));
+    text.value = "";
+    toast("Comment added");
+  });
+});

@@ -1,0 +1,79 @@
+"""Fixtures of the review app's tests: one deployment (database + assets + real server) per backend.
+
+The API suite runs once on SQLite and once on PostgreSQL (``RESCUE_TEST_POSTGRES_URL``; skipped with
+a reason when unset). Demo segments are assigned so that access rules can be tested:
+
+- alice: the first three couple segments; bob: the first couple segment and the first family one;
+- carol: nothing; admin: everything (admin role).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .helpers import Deployment, fresh_database, make_assets, setup_database, start_server
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "rescue_bench" / "data" / "demo" / "demo.jsonl"
+DEMO_IDS = [json.loads(line)["sample_id"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
+COUPLE = [i for i in DEMO_IDS if i.startswith("demo_couple/")]
+FAMILY = [i for i in DEMO_IDS if i.startswith("demo_family/")]
+USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator", "carol": "annotator", "dave": "annotator"}
+ASSIGN = {"alice": COUPLE[:3], "bob": [COUPLE[0], FAMILY[0]], "dave": COUPLE[3:5]}
+
+
+def _demo_rows(sample_id: str) -> list[dict]:
+    for line in DEMO.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            clip = json.loads(line)
+            if clip["sample_id"] == sample_id:
+                return clip["rows"]
+    raise KeyError(sample_id)
+
+
+@pytest.fixture(scope="session")
+def demo_file() -> Path:
+    return DEMO
+
+
+def _deploy(backend: str, folder: Path) -> Iterator[Deployment]:
+    with fresh_database(backend, folder) as url:
+        setup_database(url, users=USERS, clips_file=DEMO, assign=ASSIGN)
+        assets = folder / "assets"
+        make_assets(assets, COUPLE[0], _demo_rows(COUPLE[0]), clip_rows=(2,))
+        # a symlink escaping the assets folder, and a manifest pointing outside it
+        secret = folder / "outside-secret.txt"
+        secret.write_text("top secret", encoding="utf-8")
+        link = assets / COUPLE[0] / "rows" / "3.mp4"
+        os.symlink(secret, link)
+        escape = assets / COUPLE[1]
+        escape.mkdir(parents=True)
+        (escape / "manifest.json").write_text(json.dumps({"segment_id": COUPLE[1], "video": "../outside-secret.txt", "cues": []}), encoding="utf-8")
+        server = start_server(url, folder, assets=assets)
+        try:
+            yield Deployment(server, backend, url, assets, folder, secret)
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def deployment(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """A running review server over the demo, on SQLite and on PostgreSQL."""
+    yield from _deploy(request.param, tmp_path_factory.mktemp(f"review-{request.param}"))
+
+
+@pytest.fixture(scope="module")
+def sqlite_deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """The same on SQLite only (browser tests)."""
+    yield from _deploy("sqlite", tmp_path_factory.mktemp("review-browser"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, uninitialised database URL on each backend (service tests)."""
+    with fresh_database(request.param, tmp_path) as url:
+        yield url

@@ -1,0 +1,271 @@
+"""Shared parts of the review app's tests: databases on both backends, a real server, clients, media."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "review"
+REAL_DIR = REPO.parent / "shared" / "data" / "rescue_real"
+PG_ENV = "RESCUE_TEST_POSTGRES_URL"
+PASSWORD = "correct horse battery"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+# ------------------------------------------------------------------------------------------------
+# databases
+# ------------------------------------------------------------------------------------------------
+
+
+def pg_admin_url() -> str:
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"{PG_ENV} is not set: PostgreSQL tests skipped (.ci/run starts a server and sets it)")
+    return url
+
+
+@contextmanager
+def fresh_database(backend: str, folder: Path) -> Iterator[str]:
+    """A new, empty database URL on ``backend``; a PostgreSQL database is dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'review.db'}"
+        return
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    admin = pg_admin_url()
+    name = f"rescue_t_{uuid.uuid4().hex[:12]}"
+    plain = make_url(admin).set(drivername="postgresql")
+    conninfo = plain.render_as_string(hide_password=False)
+    try:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        pytest.skip(f"cannot create a test database with {PG_ENV} (needs CREATEDB): {type(exc).__name__}")
+    try:
+        yield plain.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def setup_database(url: str, *, users: dict[str, str], clips_file: Path | None = None, assign: dict[str, list[str]] | None = None) -> None:
+    """Initialise ``url`` and fill it through the services (users: name -> role)."""
+    from sqlalchemy import select
+
+    from rescue_bench.data import load_clips
+    from rescue_bench.review import access
+    from rescue_bench.review.db import Database, upgrade
+    from rescue_bench.review.models import Segment
+    from rescue_bench.review.security import ensure_secret
+    from rescue_bench.review.store import import_clips
+    from rescue_bench.review.users import add_user, get_user
+
+    db = Database(url)
+    upgrade(db)
+    with db.write() as session:
+        ensure_secret(session)
+        for name, role in users.items():
+            add_user(session, name, PASSWORD, role)
+        if clips_file is not None:
+            import_clips(session, load_clips([clips_file]), file_name=clips_file.name, sha256="0" * 64)
+        for name, sample_ids in (assign or {}).items():
+            person = get_user(session, name)
+            for seg in session.scalars(select(Segment).where(Segment.sample_id.in_(sample_ids))):
+                access.assign(session, seg, person, by=None)
+    db.dispose()
+
+
+# ------------------------------------------------------------------------------------------------
+# a real server
+# ------------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    base_url: str
+    db_url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def start_server(db_url: str, folder: Path, *, assets: Path | None = None, workers: int = 1, extra_env: dict[str, str] | None = None) -> Server:
+    """``rescue review serve`` in a subprocess on a free loopback port, ready when this returns."""
+    last_error = ""
+    for _attempt in range(3):
+        port = free_port()
+        log = folder / f"serve-{port}.log"
+        cmd = [sys.executable, "-m", "rescue_bench.cli", "review", "serve", "--db", db_url, "--port", str(port), "--log-level", "warning"]
+        if assets is not None:
+            cmd += ["--assets", str(assets)]
+        if workers > 1:
+            cmd += ["--workers", str(workers)]
+        env = {**os.environ, **(extra_env or {})}
+        env.pop("RESCUE_REVIEW_DB", None)
+        handle = log.open("wb")
+        proc = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=folder)
+        server = Server(f"http://127.0.0.1:{port}", db_url, proc, log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            try:
+                if httpx.get(server.base_url + "/login", timeout=2).status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        server.stop()
+        last_error = log.read_text(errors="replace")[-3000:]
+    raise RuntimeError(f"review server did not start:\n{last_error}")
+
+
+class Client:
+    """An httpx client that logs in and sends the CSRF token with every unsafe request."""
+
+    def __init__(self, base_url: str):
+        self.http = httpx.Client(base_url=base_url, timeout=60, follow_redirects=False)
+        self.csrf: str | None = None
+
+    def login(self, username: str, password: str = PASSWORD) -> httpx.Response:
+        resp = self.http.post("/api/login", json={"username": username, "password": password})
+        if resp.status_code == 200:
+            self.csrf = resp.json()["csrf_token"]
+        return resp
+
+    def _headers(self, headers: dict[str, str] | None) -> dict[str, str]:
+        out = dict(headers or {})
+        if self.csrf:
+            out.setdefault("X-CSRF-Token", self.csrf)
+        return out
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return self.http.get(path, **kw)
+
+    def put(self, path: str, json_body: Any = None, headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:
+        return self.http.put(path, json=json_body, headers=self._headers(headers), **kw)
+
+    def post(self, path: str, json_body: Any = None, headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:
+        return self.http.post(path, json=json_body, headers=self._headers(headers), **kw)
+
+    def segments(self) -> dict[str, dict[str, Any]]:
+        """``sample_id -> segment`` as ``GET /api/segments`` lists them."""
+        resp = self.get("/api/segments")
+        resp.raise_for_status()
+        return {s["segment_id"]: s for s in resp.json()}
+
+    def close(self) -> None:
+        self.http.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# media: a real H.264 clip made at test time (PyAV ships its own ffmpeg)
+# ------------------------------------------------------------------------------------------------
+
+
+def write_test_clip(path: Path, seconds: float = 3.0, fps: int = 12, size: tuple[int, int] = (192, 108)) -> None:
+    """A short H.264 mp4 of a moving test pattern (colour bars with a sliding block)."""
+    import av
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    width, height = size
+    bars = np.array([[235, 235, 235], [235, 235, 16], [16, 235, 235], [16, 235, 16], [235, 16, 235], [235, 16, 16], [16, 16, 235], [16, 16, 16]], dtype=np.uint8)
+    base = np.repeat(bars, width // len(bars) + 1, axis=0)[:width]
+    with av.open(str(path), "w", format="mp4", options={"movflags": "+faststart"}) as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for i in range(int(seconds * fps)):
+            img = np.broadcast_to(base, (height, width, 3)).copy()
+            x = (i * 6) % (width - 24)
+            img[height // 3 : height // 3 + 24, x : x + 24] = 255
+            for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+
+
+def write_keyframe(path: Path) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (192, 108), (40, 90, 140)).save(path, "JPEG")
+
+
+def make_assets(root: Path, sample_id: str, rows: list[dict[str, Any]], *, clip_rows: tuple[int, ...] = (2,), video: bool = True) -> None:
+    """ASSETS/<sample_id>/manifest.json with one cue per row, a segment video, clips for ``clip_rows``."""
+    folder = root / sample_id
+    folder.mkdir(parents=True, exist_ok=True)
+    cues = [
+        {"cue": i, "start": r["start_time"], "end": r["end_time"], "speaker": r.get("primary_speaker"), "text": f"cue {i}: " + (r.get("dialogue_cleaned") or "")}
+        for i, r in enumerate(rows, 1)
+        if isinstance(r.get("start_time"), (int, float)) and isinstance(r.get("end_time"), (int, float))
+    ]
+    rel_video = f"videos/{sample_id.replace('/', '__')}.mp4" if video else None
+    if rel_video:
+        write_test_clip(root / rel_video, seconds=4.0)
+    manifest = {"segment_id": sample_id, "scenario": "couple", "participants": [], "video": rel_video, "duration": 60.0, "cues": cues}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    for n in clip_rows:
+        write_test_clip(folder / "rows" / f"{n}.mp4")
+        write_keyframe(folder / "rows" / f"{n}.jpg")
+
+
+@dataclass
+class Deployment:
+    """A server with its database, assets and the names the tests use."""
+
+    server: Server
+    backend: str
+    db_url: str
+    assets: Path
+    folder: Path
+    outside_secret: Path
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def client(self, username: str | None = None) -> Client:
+        c = Client(self.server.base_url)
+        if username:
+            resp = c.login(username)
+            assert resp.status_code == 200, resp.text
+        return c
