@@ -98,7 +98,7 @@ class State:
 
 
 def state(request: Request) -> State:
-    return request.app.state.review  # type: ignore[no-any-return]
+    return request.app.state.review
 
 
 def _same_origin(origin: str, host: str | None) -> bool:

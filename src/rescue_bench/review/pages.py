@@ -5,11 +5,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from markupsafe import Markup
-
 import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
 
 from rescue_bench.review import access, edits, progress
 from rescue_bench.review.app import AuthError, state
