@@ -1,4 +1,5 @@
-"""Fixtures every test folder shares: where the real release lines are.
+"""Fixtures every test folder shares: where the real release lines are, and an isolated environment
+for runs.
 
 The real lines live beside the repository, in ``../shared/data/rescue_real`` (research use only): tests
 read them in place and never copy them, or any text from them, into the project. Where they are
@@ -36,3 +37,12 @@ def real_or_demo() -> Path:
     from rescue_bench.data.load import demo_path
 
     return REAL_DATA if real_data_present() else demo_path()
+
+
+@pytest.fixture()
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary response cache and a fake key, so tests never share cached answers."""
+    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    return tmp_path

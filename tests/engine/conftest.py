@@ -1,5 +1,5 @@
-"""Fixtures shared by the engine tests: an isolated response cache and a fake API key, and
-``rescue eval`` run in-process."""
+"""Fixtures of the engine tests: ``rescue eval`` run in-process (``isolated_env`` is the root
+conftest's)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from rescue_bench.cli import app
-
-
-@pytest.fixture()
-def isolated_env(tmp_path, monkeypatch):
-    """A temporary response cache and a fake key, so tests never share cached answers."""
-    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    return tmp_path
 
 
 @pytest.fixture()
