@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import access, edits, progress, store, users
-from rescue_bench.review.app import State, state
+from rescue_bench.review.context import State, state
 from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.models import User
 

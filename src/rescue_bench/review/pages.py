@@ -11,8 +11,8 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from markupsafe import Markup
 
 from rescue_bench.review import access, edits, progress
-from rescue_bench.review.app import AuthError, state
 from rescue_bench.review.assets import row_number, subtitles
+from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
 from rescue_bench.review.models import User, dumps
