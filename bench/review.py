@@ -30,7 +30,6 @@ import os
 import platform
 import random
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -213,7 +212,7 @@ def lost_updates(url: str, stats: Stats) -> int:
     from sqlalchemy import select
 
     from rescue_bench.review.db import Database
-    from rescue_bench.review.models import AuditEntry, FINAL_LABEL, Copy, RowValue, Segment, SegmentRow
+    from rescue_bench.review.models import FINAL_LABEL, AuditEntry, Copy, RowValue, Segment, SegmentRow
 
     db = Database(url)
     lost = 0

@@ -212,4 +212,5 @@ def strategies(scenario: str) -> tuple[str, ...]:
 
 def is_client(speaker: str | None) -> bool:
     """A client is a named speaker that is not the therapist nor a group speaker."""
-    return bool(speaker and speaker.strip()) and speaker.strip() not in NON_CLIENT_SPEAKERS
+    name = (speaker or "").strip()
+    return bool(name) and name not in NON_CLIENT_SPEAKERS

@@ -1,46 +1,14 @@
-"""Small helpers for the agent tests: hand-made clips (all text invented) and a chain driver."""
+"""Helpers of the agent tests: a chain driver and the clip of the hand-checked metrics (all text
+invented; rows and clips come from :mod:`tests.factories`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rescue_bench.agent import Chain, DecisionPoint
 from rescue_bench.data.models import Clip
-
-T = "Therapist"
-
-
-def row(speaker: str, text: str, **fields: Any) -> dict[str, Any]:
-    return {"primary_speaker": speaker, "dialogue_cleaned": text, **fields}
-
-
-def emo(person: str, description: str, intensity: Any) -> dict[str, Any]:
-    return {"person": person, "emotion_description": description, "intensity": intensity}
-
-
-def view(source: str, target: str, viewpoint: str) -> dict[str, Any]:
-    return {"source": source, "target": target, "viewpoint": viewpoint, "attitude": "x"}
-
-
-def strat(kind: str, target: list[str]) -> dict[str, Any]:
-    return {"provider": T, "target": target, "strategy_type": kind, "strategy_content": "x"}
-
-
-def raw_clip(rows: list[dict[str, Any]], sample_id: str = "hand/a", scenario: str = "couple", participants: list[str] | None = None) -> dict[str, Any]:
-    rows = [dict(r, row_index=i) for i, r in enumerate(rows, 1)]
-    return {"sample_id": sample_id, "scenario": scenario, "participants": participants or ["Ann", "Bob"], "source_file": "x.mp4", "rows": rows}
-
-
-def clip(rows: list[dict[str, Any]], **kwargs: Any) -> Clip:
-    return Clip.model_validate(raw_clip(rows, **kwargs))
-
-
-def write_jsonl(path: Path, clips: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(c) + "\n" for c in clips), encoding="utf-8")
-    return path
+from tests.factories import T, clip, emo, row, strat, view
 
 
 def drive(point: DecisionPoint, answer: Callable[[str, tuple], str | None] | dict[str, str], state: str = "explicit") -> tuple[Chain, list[Any]]:
@@ -60,17 +28,19 @@ def hand_clip() -> Clip:
     return clip(
         [
             row("Ann", "you never listen to me at all", target=["Bob"], internal_emotion=[emo("Ann", "angry", 8)],
-                viewpoints_attitudes=[view("Ann", "Bob", "he ignores me")]),
+                viewpoints_attitudes=[view("Ann", "Bob", "he ignores me", "x")]),
             row("Bob", "i do listen but you shout", target=["Ann"], internal_emotion=[emo("Bob", "defensive", 4)],
-                viewpoints_attitudes=[view("Bob", "Ann", "she attacks me")]),
-            row(T, "Ann, what is under the anger?", target=["Ann"], support_strategy=[strat("evoke", ["Ann"])],
+                viewpoints_attitudes=[view("Bob", "Ann", "she attacks me", "x")]),
+            row(T, "Ann, what is under the anger?", target=["Ann"], support_strategy=[strat("evoke", ["Ann"], strategy_content="x")],
                 relation_cycle_state="attack_attack"),
             row("Ann", "i feel alone in this", target=[T], internal_emotion=[emo("Ann", "lonely", 9)]),
             row("Bob", "you are not alone", target=["Ann"], internal_emotion=[emo("Bob", "sad", 5)]),
             row("Ann", "then show me", target=["Bob"], internal_emotion=[emo("Ann", "hopeful", 6)],
-                viewpoints_attitudes=[view("Ann", "Bob", "he might try")]),
-            row(T, "Notice what just happened between you.", target=["Couple"], support_strategy=[strat("track", ["Couple"])],
+                viewpoints_attitudes=[view("Ann", "Bob", "he might try", "x")]),
+            row(T, "Notice what just happened between you.", target=["Couple"], support_strategy=[strat("track", ["Couple"], strategy_content="x")],
                 relation_cycle_state="repair_softening"),
             row("Bob", "ok", target=[T]),
-        ]
+        ],
+        sample_id="hand/a",
+        source_file="x.mp4",
     )

@@ -6,13 +6,22 @@ import json
 
 import pytest
 
-from rescue_bench.agent import AgentOptions, Chain, build_points, chain_record, parse_state, parse_strategy, parse_turn, parse_whom_how
+from rescue_bench.agent import (
+    AgentOptions,
+    Chain,
+    build_points,
+    chain_record,
+    parse_state,
+    parse_strategy,
+    parse_turn,
+    parse_whom_how,
+)
 from rescue_bench.agent.points import most_distressed, therapist_recipients
 from rescue_bench.data.models import Row
 from rescue_bench.parse import parse_itp
 from rescue_bench.tasks import BuildOptions, build_instances, instance_id
-
-from .helpers import T, clip, drive, emo, hand_clip, row, strat
+from tests.agent.helpers import drive, hand_clip
+from tests.factories import T, clip, emo, row, strat
 
 CLIENTS = ["Ann", "Bob"]
 PATTERNS = ["pursue_withdraw", "attack_attack"]

@@ -13,9 +13,8 @@ from rescue_bench.agent import summarize_chain
 from rescue_bench.cli import app
 from rescue_bench.testing import FakeOpenAI
 from rescue_bench.testing.agent import step_of
-
-from .helpers import T, emo, raw_clip, row, strat, view, write_jsonl
-from .scripted import GARBAGE, ScriptedAgent
+from tests.agent.scripted import GARBAGE, ScriptedAgent
+from tests.factories import T, emo, raw_clip, row, strat, view, write_lines
 
 runner = CliRunner()
 LIMIT = 60
@@ -182,7 +181,7 @@ def test_no_annotation_reaches_the_server(isolated_env):
         row("Bob", "so do i", target=["Ann"], internal_emotion=[emo("Bob", "MARKEMO4", 4)]),
         row(T, "say more", target=["Couple"], support_strategy=[strat("track", ["Couple"])], relation_cycle_state="repair_softening"),
     ]
-    data = write_jsonl(isolated_env / "marked.jsonl", [raw_clip(rows, "hand/a"), raw_clip(rows, "hand/b")])
+    data = write_lines(isolated_env / "marked.jsonl", [raw_clip(rows, sample_id="hand/a"), raw_clip(rows, sample_id="hand/b")])
     scripted = ScriptedAgent()
     with FakeOpenAI(scripted) as server:
         result = _run(server, isolated_env / "m", "--data", str(data), "--mode", "audiovisual")

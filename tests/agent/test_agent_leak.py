@@ -22,8 +22,7 @@ from rescue_bench.agent import AgentOptions, build_all_points
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import PATTERNS, STRATEGIES
 from rescue_bench.testing.agent import AgentAnswers
-
-from .helpers import drive
+from tests.agent.helpers import drive
 
 NAMES = ["Ann", "Bob", "Cyd", "Dot"]
 WORDS = ["we", "went", "home", "late", "i", "feel", "okay", "never", "you", "it"]

@@ -43,8 +43,7 @@ from rescue_bench.agent import (
     with_bertscores,
     with_judges,
 )
-
-from .helpers import drive, hand_clip
+from tests.agent.helpers import drive, hand_clip
 
 
 def _state(emotions: dict, pattern: str, stances: list) -> str:

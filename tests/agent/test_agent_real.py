@@ -6,26 +6,23 @@ Nothing from the real files is copied here: assertions are on structure and comp
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from rescue_bench.agent import AgentOptions, Chain, baseline_chain_answers, build_all_points, chain_record, summarize_chain
 from rescue_bench.testing.agent import AgentAnswers
+from tests.agent.helpers import drive
 
-from .helpers import drive
-
-REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "rescue_real"
 FILES = ("couple_samples.jsonl", "family_samples.jsonl")
 
 pytestmark = pytest.mark.real
 
 
 @pytest.fixture(scope="module")
-def real():
-    paths = [REAL / f for f in FILES]
+def real(real_data):
+    paths = [real_data / f for f in FILES]
     if not all(p.is_file() for p in paths):
-        pytest.skip(f"real release lines not found in {REAL}")
+        pytest.skip(f"real release lines not found in {real_data}")
     from rescue_bench.data.load import load_clips
 
     clips = load_clips(paths)

@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 
 from rescue_bench.cli import app
 from rescue_bench.testing import FakeOpenAI
-
-from .scripted import ScriptedAgent
+from tests.agent.scripted import ScriptedAgent
 
 runner = CliRunner()
 CHROMIUM = Path("/usr/bin/chromium")

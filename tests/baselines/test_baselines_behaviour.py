@@ -6,11 +6,12 @@ import json
 import random
 
 import pytest
-from baseline_factories import instances_by_task, make_clip, mixed_clips
 
 from rescue_bench.baselines import BASELINES, predict_answers
 from rescue_bench.labels import TASKS, patterns, strategies
+from rescue_bench.tasks import build_all
 from rescue_bench.tasks.instance import Instance
+from tests.factories import mixed_clips, rounds_clip
 
 
 def _top1(answers: dict[str, str], inst: Instance) -> str:
@@ -24,7 +25,7 @@ def _top1(answers: dict[str, str], inst: Instance) -> str:
 @pytest.mark.parametrize("method", BASELINES)
 @pytest.mark.parametrize("task", TASKS)
 def test_same_seed_same_answers_in_any_order(method: str, task: str) -> None:
-    items = instances_by_task(mixed_clips())[task]
+    items = build_all(mixed_clips())[task]
     first = predict_answers(items, method, seed=7)
     shuffled = list(items)
     random.Random(3).shuffle(shuffled)
@@ -33,7 +34,7 @@ def test_same_seed_same_answers_in_any_order(method: str, task: str) -> None:
 
 
 def test_random_depends_on_seed() -> None:
-    items = instances_by_task(mixed_clips())["ssp"]
+    items = build_all(mixed_clips())["ssp"]
     assert predict_answers(items, "random", seed=0) != predict_answers(items, "random", seed=1)
 
 
@@ -43,7 +44,7 @@ def test_random_depends_on_seed() -> None:
 def _one_label_per_clip() -> list:
     """Six couple clips, each with its own relation pattern, strategy, emotion and viewpoint."""
     return [
-        make_clip(
+        rounds_clip(
             f"pair_{j}/clip",
             clients=(f"A{j}", f"B{j}"),
             pattern=label,
@@ -59,7 +60,7 @@ def _one_label_per_clip() -> list:
 @pytest.mark.parametrize("method", ["majority", "prior", "supervised"])
 def test_never_predicts_own_clip_label(method: str) -> None:
     """Each clip has a label no other clip has: a baseline that saw its own clip would rank it first."""
-    instances = instances_by_task(_one_label_per_clip())
+    instances = build_all(_one_label_per_clip())
     for task in ("rpp", "ssp"):
         answers = predict_answers(instances[task], method)
         for inst in instances[task]:
@@ -77,12 +78,12 @@ def test_never_predicts_own_clip_label(method: str) -> None:
 
 
 def test_majority_matches_hand_computation() -> None:
-    a = make_clip("a/clip", rounds=3, pattern=["pursue_withdraw", "pursue_withdraw", "attack_attack"], intensity=2,
+    a = rounds_clip("a/clip", rounds=3, pattern=["pursue_withdraw", "pursue_withdraw", "attack_attack"], intensity=2,
                   emotion="calm", viewpoint="kind")
-    b = make_clip("b/clip", rounds=3, pattern=["attack_attack", "attack_attack", "withdraw_withdraw"], intensity=9,
+    b = rounds_clip("b/clip", rounds=3, pattern=["attack_attack", "attack_attack", "withdraw_withdraw"], intensity=9,
                   emotion="hurt", viewpoint="cold")
-    c = make_clip("c/clip", rounds=1, pattern="repair_softening", intensity=9, emotion="hurt", viewpoint="cold")
-    instances = instances_by_task([a, b, c])
+    c = rounds_clip("c/clip", rounds=1, pattern="repair_softening", intensity=9, emotion="hurt", viewpoint="cold")
+    instances = build_all([a, b, c])
     rpp = predict_answers(instances["rpp"], "majority")
     expected = {
         # others B + C: attack 2, withdraw 1, repair 1 (tie -> candidate order)
@@ -115,10 +116,10 @@ def test_majority_matches_hand_computation() -> None:
 
 def test_majority_er_tie_breaks() -> None:
     """Equal counts: the lower intensity and the alphabetically first description win."""
-    a = make_clip("a/clip", rounds=5, intensity=2, emotion="zesty")
-    b = make_clip("b/clip", rounds=5, intensity=9, emotion="angry")
-    c = make_clip("c/clip", rounds=5, intensity=4, emotion="mellow")
-    instances = instances_by_task([a, b, c])["er"]
+    a = rounds_clip("a/clip", rounds=5, intensity=2, emotion="zesty")
+    b = rounds_clip("b/clip", rounds=5, intensity=9, emotion="angry")
+    c = rounds_clip("c/clip", rounds=5, intensity=4, emotion="mellow")
+    instances = build_all([a, b, c])["er"]
     counts = {s: sum(i.sample_id == s for i in instances) for s in ("a/clip", "b/clip")}
     assert counts["a/clip"] == counts["b/clip"]
     er = predict_answers(instances, "majority")
@@ -143,11 +144,11 @@ def test_supervised_beats_random_on_learnable_rpp() -> None:
         "withdraw_withdraw": "narwhal orca seal walrus squid",
     }
     clips = [
-        make_clip(f"pair_{label}_{j}/clip", clients=(f"P{j}", f"Q{j}"), pattern=label, keyword=word)
+        rounds_clip(f"pair_{label}_{j}/clip", clients=(f"P{j}", f"Q{j}"), pattern=label, keyword=word)
         for label, word in words.items()
         for j in range(4)
     ]
-    items = instances_by_task(clips)["rpp"]
+    items = build_all(clips)["rpp"]
     supervised, chance = _accuracy(items, "supervised"), _accuracy(items, "random")
     assert supervised >= 0.9
     assert supervised > chance + 0.4
@@ -155,17 +156,17 @@ def test_supervised_beats_random_on_learnable_rpp() -> None:
 
 def test_supervised_stp_learns_roles_across_names() -> None:
     """The therapist always addresses the client who spoke last; names differ in every clip."""
-    clips = [make_clip(f"pair_{j}/clip", clients=(f"X{j}", f"Y{j}"), target="last") for j in range(8)]
-    clips += [make_clip(f"pair_g{j}/clip", clients=(f"U{j}", f"V{j}"), target="group", rounds=1) for j in range(2)]
-    items = instances_by_task(clips)["stp"]
+    clips = [rounds_clip(f"pair_{j}/clip", clients=(f"X{j}", f"Y{j}"), target="last") for j in range(8)]
+    clips += [rounds_clip(f"pair_g{j}/clip", clients=(f"U{j}", f"V{j}"), target="group", rounds=1) for j in range(2)]
+    items = build_all(clips)["stp"]
     assert _accuracy(items, "supervised") >= 0.9
     assert _accuracy(items, "supervised") > _accuracy(items, "majority")
 
 
 def test_stp_roles_option_for_counting_baselines() -> None:
     """With ``stp_roles`` the majority counts roles: 'last speaker' transfers across names."""
-    clips = [make_clip(f"pair_{j}/clip", clients=(f"X{j}", f"Y{j}"), target="last") for j in range(4)]
-    items = instances_by_task(clips)["stp"]
+    clips = [rounds_clip(f"pair_{j}/clip", clients=(f"X{j}", f"Y{j}"), target="last") for j in range(4)]
+    items = build_all(clips)["stp"]
     answers = predict_answers(items, "majority", stp_roles=True)
     assert all(_top1(answers, i) == i.gold for i in items)
     plain = predict_answers(items, "majority")
@@ -174,8 +175,8 @@ def test_stp_roles_option_for_counting_baselines() -> None:
 
 def test_prior_follows_label_shares() -> None:
     """Mostly one label in training -> prior puts it first most of the time, random far less."""
-    clips = [make_clip(f"pair_{j}/clip", rounds=6, pattern=["attack_attack"] * 5 + ["repair_softening"])
+    clips = [rounds_clip(f"pair_{j}/clip", rounds=6, pattern=["attack_attack"] * 5 + ["repair_softening"])
              for j in range(6)]
-    items = instances_by_task(clips)["rpp"]
+    items = build_all(clips)["rpp"]
     assert _accuracy(items, "prior") > _accuracy(items, "random")
     assert _accuracy(items, "majority") == pytest.approx(5 / 6)

@@ -38,3 +38,31 @@ def test_an_unexpected_error_is_one_line(monkeypatch):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines == ["error: unexpected RuntimeError: something broke over two lines (set RESCUE_DEBUG=1 for details)"]
+
+
+def test_typer_usage_errors_and_aborts_pass_the_guard():
+    """A usage error or an abort raised inside a command is typer's to report (its message and exit
+    code), not an "unexpected" error: the guard names them through typer, which (from typer 0.2x on)
+    carries its own copy of click, whose exceptions are not the ``click`` package's."""
+    from typer.testing import CliRunner
+
+    from rescue_bench.cli._common import command
+
+    probe = typer.Typer()
+
+    @command(probe, "bad")
+    def bad() -> None:
+        raise typer.BadParameter("must be a prime number", param_hint="'--size'")
+
+    @command(probe, "abort")
+    def abort() -> None:
+        raise typer.Abort()
+
+    result = CliRunner().invoke(probe, ["bad"])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--size': must be a prime number" in result.output
+    assert "unexpected" not in result.output
+
+    result = CliRunner().invoke(probe, ["abort"])
+    assert result.exit_code == 1, result.output
+    assert "Aborted" in result.output and "unexpected" not in result.output

@@ -1,22 +1,22 @@
-"""Fixtures of the data-layer tests: a CLI runner, small hand-made clips, the real-data folder."""
+"""Fixtures of the data-layer tests: a CLI runner and small hand-made clips."""
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from _data_helpers import REAL_DIR, base_clip
 from rescue_bench.cli import app
+from tests.factories import release_clip
 
 
 @pytest.fixture
 def clip_dict() -> Callable[..., dict[str, Any]]:
     """Factory of fresh valid clip dicts (deep copies, safe to mutate)."""
-    return lambda *a, **k: copy.deepcopy(base_clip(*a, **k))
+    return lambda *a, **k: copy.deepcopy(release_clip(*a, **k))
 
 
 @pytest.fixture
@@ -28,11 +28,3 @@ def invoke() -> Callable[..., Any]:
         return runner.invoke(app, [str(a) for a in args], env=env)
 
     return run
-
-
-@pytest.fixture
-def real_dir() -> Path:
-    """The folder of real release lines; the test is skipped when it is absent."""
-    if not REAL_DIR.is_dir() or not sorted(REAL_DIR.glob("*.jsonl")):
-        pytest.skip(f"real release lines not found at {REAL_DIR}")
-    return REAL_DIR

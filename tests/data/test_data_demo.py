@@ -153,9 +153,9 @@ def _strings(value):
             yield from _strings(v)
 
 
-def test_no_text_from_the_real_release(raw, real_dir):
+def test_no_text_from_the_real_release(raw, real_data):
     real = set()
-    for path in sorted(real_dir.glob("*.jsonl")):
+    for path in sorted(real_data.glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 for s in _strings(json.loads(line)):

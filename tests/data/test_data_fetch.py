@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from _data_helpers import base_clip, write_lines
-from rescue_bench.data.fetch import RELEASE_FILENAME, cached_release, default_cache_dir, fetch_release, FetchError
+from rescue_bench.data.fetch import RELEASE_FILENAME, FetchError, cached_release, default_cache_dir, fetch_release
+from tests.factories import release_clip, write_lines
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -59,7 +59,7 @@ def one_line_error(result) -> str:
 
 def test_fetch_downloads_validates_and_prints_the_path(server, tmp_path, invoke):
     base, www, stop = server
-    served = write_lines(www / "release.jsonl", [base_clip("a/1"), base_clip("a/2", "family", 3)])
+    served = write_lines(www / "release.jsonl", [release_clip("a/1"), release_clip("a/2", "family", 3)])
     cache = tmp_path / "cache"
     result = invoke("data", "fetch", "--url", f"{base}/release.jsonl", "--cache-dir", cache)
     assert result.exit_code == 0, result.output
@@ -110,7 +110,7 @@ def test_invalid_download_is_not_saved(server, tmp_path, invoke):
 
 def test_invalid_cached_copy_is_replaced(server, tmp_path):
     base, www, _ = server
-    write_lines(www / "release.jsonl", [base_clip("a/1")])
+    write_lines(www / "release.jsonl", [release_clip("a/1")])
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / RELEASE_FILENAME).write_text("garbage\n", encoding="utf-8")

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _data_helpers import base_clip, write_lines
 from rescue_bench.data import DataError, load_clips, read_folder, read_jsonl, read_path, read_paths
 from rescue_bench.data.load import demo_path, iter_jsonl_lines, repair_text
 from rescue_bench.data.models import Clip
+from tests.factories import release_clip, write_lines
 
 MOJIBAKE = "I don\u00e2\u20ac\u2122t know"
 REPAIRED = "I don\u2019t know"
@@ -24,9 +24,9 @@ def write_json(path, payload):
 
 
 def test_folder_layout(tmp_path):
-    couple_rows = base_clip(n_rows=4)["rows"]
-    family_rows = base_clip(scenario="family", n_rows=3)["rows"]
-    named_family = base_clip(n_rows=2)["rows"]
+    couple_rows = release_clip(n_rows=4)["rows"]
+    family_rows = release_clip(scenario="family", n_rows=3)["rows"]
+    named_family = release_clip(n_rows=2)["rows"]
     named_family[1]["support_strategy"][0]["target"] = ["Family"]
     write_json(tmp_path / "ana_and_bo" / "001_segment01.json", {"rows": couple_rows})
     write_json(tmp_path / "family_therapy" / "003" / "merged.json", {"rows": family_rows})
@@ -47,10 +47,10 @@ def test_folder_layout(tmp_path):
 
 
 def test_folder_layout_problems_name_the_file(tmp_path, invoke):
-    good = write_json(tmp_path / "a" / "good.json", {"rows": base_clip()["rows"]})
+    good = write_json(tmp_path / "a" / "good.json", {"rows": release_clip()["rows"]})
     (tmp_path / "a" / "broken.json").write_text("{oops", encoding="utf-8")
     write_json(tmp_path / "a" / "list.json", [1, 2])
-    bad_rows = base_clip()["rows"]
+    bad_rows = release_clip()["rows"]
     bad_rows[1]["end_time"] = "later"
     write_json(tmp_path / "b" / "typed.json", {"rows": bad_rows})
     result = read_folder(tmp_path)
@@ -68,13 +68,13 @@ def test_empty_folder_is_an_error(tmp_path):
 
 
 def test_folder_of_jsonl_files(tmp_path):
-    write_lines(tmp_path / "part1.jsonl", [base_clip("a/1")])
-    write_lines(tmp_path / "part2.jsonl", [base_clip("a/2"), base_clip("a/3")])
+    write_lines(tmp_path / "part1.jsonl", [release_clip("a/1")])
+    write_lines(tmp_path / "part2.jsonl", [release_clip("a/2"), release_clip("a/3")])
     assert [c.sample_id for c in read_path(tmp_path).clips] == ["a/1", "a/2", "a/3"]
 
 
 def test_mojibake_repair_is_opt_in(tmp_path):
-    clip = base_clip()
+    clip = release_clip()
     clip["rows"][0]["dialogue_cleaned"] = MOJIBAKE
     clip["rows"][0]["viewpoints_attitudes"] = [
         {"source": "Ana", "target": "Bo", "viewpoint": "He doesn\u00e2\u20ac\u2122t listen", "attitude": "hurt"}]
@@ -95,7 +95,7 @@ def test_repair_only_touches_mojibake():
 
 
 def test_round_trip_keeps_null_empty_missing_and_unknown_keys(tmp_path):
-    clip = base_clip(n_rows=3)
+    clip = release_clip(n_rows=3)
     clip["rows"][0]["utterance_type"] = None
     clip["rows"][1]["utterance_type"] = ""
     del clip["rows"][2]["tone_of_voice"]
@@ -115,14 +115,14 @@ def test_round_trip_of_the_demo():
 
 
 def test_load_clips_raises_one_error_with_all_problems(tmp_path):
-    path = write_lines(tmp_path / "bad.jsonl", ["nope", base_clip("a/1"), "{"])
+    path = write_lines(tmp_path / "bad.jsonl", ["nope", release_clip("a/1"), "{"])
     with pytest.raises(DataError) as info:
         load_clips([path])
     assert len(info.value.problems) == 2 and "(+1 more)" in str(info.value)
 
 
 def test_read_paths_reports_duplicates_once_per_repeat(tmp_path):
-    path = write_lines(tmp_path / "d.jsonl", [base_clip("a/1"), base_clip("a/1"), base_clip("a/1")])
+    path = write_lines(tmp_path / "d.jsonl", [release_clip("a/1"), release_clip("a/1"), release_clip("a/1")])
     result = read_paths([path])
     assert len(result.clips) == 1 and len(result.errors) == 2
 
@@ -139,7 +139,7 @@ optional_text = st.one_of(st.none(), names)
     extra=st.dictionaries(st.sampled_from(["x_note", "x_flag", "x_list"]), st.one_of(names, st.booleans(), st.lists(st.integers(), max_size=3))),
 )
 def test_round_trip_property(utterance, tone, intensity, extra):
-    clip = base_clip(n_rows=2)
+    clip = release_clip(n_rows=2)
     row = clip["rows"][0]
     row["utterance_type"] = utterance
     if tone == "<missing>":

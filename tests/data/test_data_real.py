@@ -15,28 +15,28 @@ from rescue_bench.data.stats import dataset_stats
 pytestmark = pytest.mark.real
 
 
-def raw_clips(real_dir) -> list[dict]:
+def raw_clips(real_data) -> list[dict]:
     return [
         json.loads(line)
-        for path in sorted(real_dir.glob("*.jsonl"))
+        for path in sorted(real_data.glob("*.jsonl"))
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
 
 
-def test_every_file_validates_without_hard_errors(real_dir, invoke):
-    for path in sorted(real_dir.glob("*.jsonl")):
+def test_every_file_validates_without_hard_errors(real_data, invoke):
+    for path in sorted(real_data.glob("*.jsonl")):
         result = read_jsonl(path)
         assert not result.errors, [str(p) for p in result.errors]
         cli = invoke("data", "validate", path)
         assert cli.exit_code == 0, cli.output
         assert " 0 errors" in cli.stdout
-    assert invoke("data", "validate", real_dir).exit_code == 0
+    assert invoke("data", "validate", real_data).exit_code == 0
 
 
-def test_every_clip_round_trips(real_dir):
-    raws = raw_clips(real_dir)
-    clips = read_path(real_dir).clips
+def test_every_clip_round_trips(real_data):
+    raws = raw_clips(real_data)
+    clips = read_path(real_data).clips
     assert len(clips) == len(raws)
     assert [c.to_json() for c in clips] == raws
 
@@ -66,17 +66,17 @@ def hand_stats(raws: list[dict]) -> dict[str, dict[str, float]]:
     }
 
 
-def test_stats_match_a_hand_computation(real_dir, invoke):
-    raws = raw_clips(real_dir)
+def test_stats_match_a_hand_computation(real_data, invoke):
+    raws = raw_clips(real_data)
     expected = hand_stats(raws)
-    ours = dataset_stats(read_path(real_dir).clips)
+    ours = dataset_stats(read_path(real_data).clips)
     assert ours["couple"]["samples"] == 6 and ours["family"]["samples"] == 2
     for scope in ("couple", "family", "all"):
         for key, value in expected[scope].items():
             assert ours[scope][key] == pytest.approx(value), (scope, key)
     # the couple clips have two partners and the therapist, as in the paper (3.0)
     assert ours["couple"]["avg_speakers"] == pytest.approx(3.0)
-    cli = invoke("data", "stats", *sorted(real_dir.glob("*.jsonl")), "--json")
+    cli = invoke("data", "stats", *sorted(real_data.glob("*.jsonl")), "--json")
     assert cli.exit_code == 0
     printed = json.loads(cli.stdout)
     assert printed["all"]["rows"] == expected["all"]["rows"]
@@ -84,9 +84,9 @@ def test_stats_match_a_hand_computation(real_dir, invoke):
     assert "paper" not in printed["all"]  # not the full release
 
 
-def test_therapist_labels_are_counted_as_in_the_json(real_dir):
-    raws = raw_clips(real_dir)
-    ours = dataset_stats(read_path(real_dir).clips)
+def test_therapist_labels_are_counted_as_in_the_json(real_data):
+    raws = raw_clips(real_data)
+    ours = dataset_stats(read_path(real_data).clips)
     for scope in ("couple", "family"):
         therapist = [r for c in raws if c["scenario"] == scope for r in c["rows"] if r["primary_speaker"] == "Therapist"]
         labelled = [r for r in therapist if (r.get("relation_cycle_state") or "").strip()]

@@ -15,14 +15,17 @@ from rescue_bench.data.stats import (
     with_paper,
 )
 from rescue_bench.labels import FAMILY_PATTERNS, UTTERANCE_TYPES
+from tests.factories import row as release_format_row
+from tests.factories import strat as strategy_item
 
 
 def row(i, speaker, target, start=None, end=None, **kw):
-    return {"row_index": i, "primary_speaker": speaker, "target": target, "start_time": start, "end_time": end, **kw}
+    """Row ``i`` of the hand-made clips below: speaker, target and times in the order of the comments."""
+    return release_format_row(speaker, None, row_index=i, target=target, start_time=start, end_time=end, **kw)
 
 
 def strat(kind, target):
-    return [{"provider": "Therapist", "target": target, "strategy_type": kind, "strategy_content": "..."}]
+    return [strategy_item(kind, target, strategy_content="...")]
 
 
 COUPLE = Clip.model_validate({
@@ -130,7 +133,7 @@ def test_paper_values_only_on_the_full_release():
 def test_stats_cli_json_and_table(invoke, tmp_path):
     import json
 
-    from _data_helpers import write_lines
+    from tests.factories import write_lines
 
     path = write_lines(tmp_path / "hand.jsonl", [COUPLE.to_json(), FAMILY.to_json()])
     result = invoke("data", "stats", path, "--json")
@@ -157,9 +160,9 @@ def test_stats_cli_bad_input(invoke, tmp_path):
 def test_full_release_shows_the_paper_beside_ours(invoke, tmp_path):
     import json
 
-    from _data_helpers import base_clip, write_lines
+    from tests.factories import release_clip, write_lines
 
-    clips = [base_clip(f"c/{i}") for i in range(174)] + [base_clip(f"f/{i}", "family") for i in range(17)]
+    clips = [release_clip(f"c/{i}") for i in range(174)] + [release_clip(f"f/{i}", "family") for i in range(17)]
     path = write_lines(tmp_path / "full.jsonl", clips)
     data = json.loads(invoke("data", "stats", path, "--json").stdout)
     assert data["all"]["samples"] == 191

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from _data_helpers import write_lines
 from rescue_bench.data.load import MAX_PROBLEMS_PER_FILE
 from rescue_bench.data.validate import has_mojibake, validate_paths
+from tests.factories import write_lines
 
 
 def lines_of(result, prefix: str) -> list[str]:
@@ -90,7 +90,7 @@ def test_missing_required_field(invoke, tmp_path, clip_dict, missing):
     result = invoke("data", "validate", write_lines(tmp_path / "m.jsonl", [clip]))
     assert_clean_failure(result)
     (line,) = lines_of(result, "error:")
-    assert f"m.jsonl:1" in line and f"field {missing}" in line and "required field is missing" in line
+    assert "m.jsonl:1" in line and f"field {missing}" in line and "required field is missing" in line
 
 
 def test_duplicate_sample_id_in_one_file_and_across_files(invoke, tmp_path, clip_dict):

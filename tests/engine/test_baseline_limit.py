@@ -6,8 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rescue_bench.cli import app
-
-from .conftest import read_records
+from tests.factories import read_records
 
 runner = CliRunner()
 

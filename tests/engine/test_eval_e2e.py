@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 from rescue_bench.cli import app
 from rescue_bench.scoring import summarize
 from rescue_bench.testing import FakeOpenAI
-
-from .conftest import read_records
-from .scripted import Scripted
+from tests.engine.scripted import Scripted
+from tests.factories import read_records
 
 runner = CliRunner()
 

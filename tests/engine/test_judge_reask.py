@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 from rescue_bench.cli import app
 from rescue_bench.testing import FakeOpenAI, ValidAnswers
 from rescue_bench.testing.answers import is_judge
-
-from .conftest import read_records
+from tests.factories import read_records
 
 runner = CliRunner()
 

@@ -20,8 +20,7 @@ from rescue_bench.engine.settings import (
     shard_of,
 )
 from rescue_bench.testing import FakeOpenAI
-
-from reliability.helpers import Responder, data_path, expected_counts
+from tests.reliability.helpers import Responder, expected_counts
 
 runner = CliRunner()
 LIMIT = 12
@@ -86,35 +85,35 @@ def test_channel_reports_each_new_record_once() -> None:
 # --------------------------------------------------------------------------------------------------
 
 
-def _eval(server: FakeOpenAI, out: Path, cache: Path, *extra: str):
+def _eval(data: Path, server: FakeOpenAI, out: Path, cache: Path, *extra: str):
     return runner.invoke(
         app,
         [
-            "eval", "--data", str(data_path()), "--model", "openai/fake-model", "--judge", "openai/fake-judge",
+            "eval", "--data", str(data), "--model", "openai/fake-model", "--judge", "openai/fake-judge",
             "--out", str(out), "--display", "none", "--no-bertscore", "--limit", str(LIMIT), *extra,
         ],
         env={"OPENAI_BASE_URL": server.base_url, "RESCUE_CACHE_DIR": str(cache), "INSPECT_CACHE_DIR": str(cache)},
     )
 
 
-def test_two_workers_write_what_one_process_writes(isolated_env: Path) -> None:
-    instances, judged = expected_counts(data_path(), LIMIT)
+def test_two_workers_write_what_one_process_writes(isolated_env: Path, real_or_demo: Path) -> None:
+    instances, judged = expected_counts(real_or_demo, LIMIT)
     one, two = isolated_env / "one", isolated_env / "two"
     with FakeOpenAI(Responder(garbage=0.2), latency=0.02) as server:
-        first = _eval(server, one, isolated_env / "cache-one", "--max-connections", "6")
+        first = _eval(real_or_demo, server, one, isolated_env / "cache-one", "--max-connections", "6")
         assert first.exit_code == 0, first.output
         single_requests = server.stats.requests
         # the six tasks run at once, model and judge calls share the bound
         assert server.stats.peak_in_flight <= 6
 
         server.stats.peak_in_flight = 0
-        second = _eval(server, two, isolated_env / "cache-two", "--max-connections", "6", "--workers", "2")
+        second = _eval(real_or_demo, server, two, isolated_env / "cache-two", "--max-connections", "6", "--workers", "2")
         assert second.exit_code == 0, second.output
         parallel_requests = server.stats.requests - single_requests
         assert server.stats.peak_in_flight <= 6  # --max-connections is the total over the workers
 
         # the same command again: every call comes from the shared response cache
-        third = _eval(server, two, isolated_env / "cache-two", "--max-connections", "6", "--workers", "2")
+        third = _eval(real_or_demo, server, two, isolated_env / "cache-two", "--max-connections", "6", "--workers", "2")
         assert third.exit_code == 0, third.output
         assert server.stats.requests == single_requests + parallel_requests
 

@@ -10,29 +10,24 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rescue_bench.cli.tasks import app
 from rescue_bench.data.load import demo_path, load_clips
 from rescue_bench.prompts import render
+from rescue_bench.prompts.export import chat_examples, clip_fold, gold_answer
 from rescue_bench.scoring import parse_answer
 from rescue_bench.tasks import BuildOptions, build_all
-from rescue_bench.cli.tasks import app
-from rescue_bench.prompts.export import chat_examples, clip_fold, gold_answer
 
 runner = CliRunner()
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")
-REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "rescue_real"
 KEYS = {"id", "task", "sample_id", "scenario", "fold", "messages"}
 
 
-def _sources() -> list:
-    params = [pytest.param(None, id="demo")]
-    params.append(
-        pytest.param(
-            [str(REAL)],
-            id="real",
-            marks=[pytest.mark.real, pytest.mark.skipif(not REAL.is_dir(), reason="real data absent")],
-        )
-    )
-    return params
+SOURCES = [pytest.param("demo", id="demo"), pytest.param("real", id="real", marks=pytest.mark.real)]
+"""The bundled demo, and the real release lines (``real_data``: skipped when absent)."""
+
+
+def _data(source: str, request: pytest.FixtureRequest) -> list[str] | None:
+    return None if source == "demo" else [str(request.getfixturevalue("real_data"))]
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +55,9 @@ def expected_prediction(inst) -> object:
 # -- the pure function -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data", _sources())
-def test_every_instance_exported_and_the_answer_parses_back_to_the_gold(data):
-    instances = build_all(load_clips(data))
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_instance_exported_and_the_answer_parses_back_to_the_gold(source, request):
+    instances = build_all(load_clips(_data(source, request)))
     for task in TASKS:
         items = instances[task]
         assert items, task

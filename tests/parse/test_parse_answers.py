@@ -17,8 +17,7 @@ from rescue_bench.parse import (
     parse_ranking,
     parse_vp,
 )
-
-from .cases import COUPLE_P, COUPLE_S, COUPLE_T, FAMILY_P, FAMILY_S, FAMILY_T, fence
+from tests.parse.cases import COUPLE_P, COUPLE_S, COUPLE_T, FAMILY_P, FAMILY_S, FAMILY_T, fence
 
 # --------------------------------------------------------------------------------------------------
 # ITP

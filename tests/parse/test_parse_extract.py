@@ -10,8 +10,7 @@ from rescue_bench.parse import (
     extract_json,
     parse_ranking,
 )
-
-from .cases import COUPLE_S, fence
+from tests.parse.cases import COUPLE_S, fence
 
 
 class TestExtractJson:

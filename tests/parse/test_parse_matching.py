@@ -10,8 +10,7 @@ from rescue_bench.parse import (
     match_label,
     normalize_label,
 )
-
-from .cases import COUPLE_P, COUPLE_S, COUPLE_T, FAMILY_P, FAMILY_S, FAMILY_T
+from tests.parse.cases import COUPLE_P, COUPLE_S, COUPLE_T, FAMILY_P, FAMILY_S, FAMILY_T
 
 
 class TestLabels:

@@ -1,9 +1,8 @@
-"""Shared pieces of the reliability tests: the data, a responder with garbage, subprocess runs."""
+"""Shared pieces of the reliability tests: a responder with garbage, instance counts, subprocess runs."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -12,20 +11,8 @@ from typing import Any
 
 from rescue_bench.testing.answers import ValidAnswers, is_judge
 
-REAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rescue_real"
-"""Real lines of the release, beside the repository (read, never copied into it)."""
-
 GARBAGE = "Honestly it is hard to say; there are many factors at play here."
 """What the faulty model says instead of an answer: no JSON, no label."""
-
-
-def data_path() -> Path:
-    """The real clips when present, else the bundled demo."""
-    from rescue_bench.data.load import demo_path
-
-    if REAL_DIR.is_dir() and sorted(REAL_DIR.glob("*.jsonl")):
-        return REAL_DIR
-    return demo_path()
 
 
 def expected_counts(path: Path, limit: int | None = None) -> tuple[int, int]:
@@ -61,13 +48,6 @@ class Responder:
                 self.garbage_prompts.add(user)
                 return 200, GARBAGE
         return self._valid(messages)
-
-
-def read_records(out: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in sorted((out / "results").glob("*.jsonl")):
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return rows
 
 
 def child_env(base_url: str, cache: Path) -> dict[str, str]:

@@ -17,19 +17,19 @@ from typer.testing import CliRunner
 
 from rescue_bench.cli import app
 from rescue_bench.testing import FakeOpenAI
-
-from .helpers import GARBAGE, Responder, data_path, eval_args, expected_counts, read_records
+from tests.factories import read_records
+from tests.reliability.helpers import GARBAGE, Responder, eval_args, expected_counts
 
 runner = CliRunner()
 LIMIT = 15
 """Instances per task: enough for every fault to happen, small enough to stay quick."""
 
 
-def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeypatch) -> None:
+def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeypatch, real_or_demo: Path) -> None:
     monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("INSPECT_CACHE_DIR", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    data = data_path()
+    data = real_or_demo
     responder = Responder(garbage=0.05)  # answer text that is not an answer
     server = FakeOpenAI(
         responder,
@@ -75,7 +75,7 @@ def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeyp
             assert r["judge_score"] == (3 if r["valid"] else 1)
 
 
-def test_timeout_abandons_a_stalled_attempt_and_retries(tmp_path: Path, monkeypatch) -> None:
+def test_timeout_abandons_a_stalled_attempt_and_retries(tmp_path: Path, monkeypatch, real_or_demo: Path) -> None:
     """``--timeout`` bounds one attempt (model and judge calls alike), then the call is retried.
 
     Every prompt's first attempt hangs for 20 s. Each call therefore reaches the server exactly
@@ -85,7 +85,7 @@ def test_timeout_abandons_a_stalled_attempt_and_retries(tmp_path: Path, monkeypa
     monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("INSPECT_CACHE_DIR", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    data = data_path()
+    data = real_or_demo
     with FakeOpenAI(Responder(), stall_rate=1.0, stall_seconds=20) as server:
         result = runner.invoke(
             app,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rescue_bench.testing import FakeOpenAI
-
-from .helpers import Responder, child_env, data_path, eval_args, expected_counts, read_records, start_eval
+from tests.factories import read_records
+from tests.reliability.helpers import Responder, child_env, eval_args, expected_counts, start_eval
 
 CONNECTIONS = 8
 STOP_AFTER = 120
@@ -61,8 +61,7 @@ def _no_workers_left(out: Path) -> bool:
     return True
 
 
-def _stop_and_resume(tmp_path: Path, sig: int, *extra: str) -> tuple[object, bytes, bytes, dict]:
-    data = data_path()
+def _stop_and_resume(data: Path, tmp_path: Path, sig: int, *extra: str) -> tuple[object, bytes, bytes, dict]:
     instances, judged = expected_counts(data)
     total_calls = instances + judged  # every answer is valid: one call per instance + one judge call per ER/VP
     out = tmp_path / "run"
@@ -98,14 +97,14 @@ WORKERS = [pytest.param((), id="one-process"), pytest.param(("--workers", "2"), 
 
 
 @pytest.mark.parametrize("extra", WORKERS)
-def test_kill_9_then_same_command_resumes(tmp_path: Path, extra: tuple[str, ...]) -> None:
-    proc, _, _, _ = _stop_and_resume(tmp_path, signal.SIGKILL, *extra)
+def test_kill_9_then_same_command_resumes(tmp_path: Path, extra: tuple[str, ...], real_or_demo: Path) -> None:
+    proc, _, _, _ = _stop_and_resume(real_or_demo, tmp_path, signal.SIGKILL, *extra)
     assert proc.returncode == -signal.SIGKILL
 
 
 @pytest.mark.parametrize("extra", WORKERS)
-def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path, extra: tuple[str, ...]) -> None:
-    proc, stdout, stderr, _ = _stop_and_resume(tmp_path, signal.SIGINT, *extra)
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path, extra: tuple[str, ...], real_or_demo: Path) -> None:
+    proc, stdout, stderr, _ = _stop_and_resume(real_or_demo, tmp_path, signal.SIGINT, *extra)
     err = stderr.decode()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "Traceback" not in stdout.decode()

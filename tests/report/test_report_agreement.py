@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from _report_synth import instances, records, write_run
 from rescue_bench.cli import app
 from rescue_bench.report.agreement import SAMPLE_COLUMNS, agreement_stats, stratified_sample
 from rescue_bench.report.runs import load_run
+from tests.factories import run_instances, run_records, write_run
 
 runner = CliRunner()
 
@@ -23,8 +23,8 @@ VP_PAIRS = [(5, 4), (4, 4), (1, 1), (2, 5)]
 
 @pytest.fixture()
 def judged_run(tmp_path: Path) -> Path:
-    insts = [i for i in instances(8, 2, 6) if i["task"] in ("er", "vp")]
-    recs = records(insts, 0.5, seed=3, invalid_every=11)
+    insts = [i for i in run_instances(8, 2, 6) if i["task"] in ("er", "vp")]
+    recs = run_records(insts, 0.5, seed=3, invalid_every=11)
     return write_run(tmp_path / "run", recs, "openai/m")
 
 

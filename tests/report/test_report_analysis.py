@@ -10,18 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _report_synth import instances, records
 from rescue_bench.data.load import load_clips
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
 from rescue_bench.report import analysis as A
 from rescue_bench.report.tables import fmt, fmt_ci
 from rescue_bench.scoring import HEADLINE, task_metrics
+from tests.factories import run_instances, run_records
 
 
 @pytest.fixture(scope="module")
 def recs() -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for r in records(instances(10, 3, 5), 0.55, seed=7, invalid_every=9):
+    for r in run_records(run_instances(10, 3, 5), 0.55, seed=7, invalid_every=9):
         out.setdefault(r["task"], []).append(r)
     return out
 

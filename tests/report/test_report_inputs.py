@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from _report_synth import make_run
 from rescue_bench.cli import app
+from tests.factories import make_run
 
 runner = CliRunner()
 

@@ -14,25 +14,20 @@ from rescue_bench.cli import app
 from rescue_bench.report.tables import PAPER_COLUMNS, fmt, metric_kind
 from rescue_bench.scoring import HEADLINE
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "rescue_real"
 runner = CliRunner()
 
-pytestmark = [
-    pytest.mark.real,
-    pytest.mark.slow,
-    pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present"),
-]
+pytestmark = [pytest.mark.real, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def real_report(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+def real_report(tmp_path_factory, real_data) -> tuple[Path, dict[str, Path]]:
     root = tmp_path_factory.mktemp("real")
     runs = {}
     for name in ("majority", "random"):
         out = root / name
         result = runner.invoke(
             app,
-            ["eval", "--model", f"baseline/{name}", "--data", str(REAL), "--no-bertscore", "--display", "none", "--out", str(out)],
+            ["eval", "--model", f"baseline/{name}", "--data", str(real_data), "--no-bertscore", "--display", "none", "--out", str(out)],
             env={"RESCUE_CACHE_DIR": str(root / "cache")},
         )
         assert result.exit_code == 0, result.output
@@ -59,13 +54,13 @@ def test_outputs_exist(real_report):
     assert (report / "report.json").is_file()
 
 
-def test_consistent_with_the_runs(real_report):
+def test_consistent_with_the_runs(real_report, real_data):
     report, runs = real_report
     data = json.loads((report / "report.json").read_text())
     assert [r["model"] for r in data["runs"]] == ["baseline/majority", "baseline/random"]
     assert all(r["baseline"] for r in data["runs"])
-    couple = sum(1 for _ in (REAL / "couple_samples.jsonl").open())
-    family = sum(1 for _ in (REAL / "family_samples.jsonl").open())
+    couple = sum(1 for _ in (real_data / "couple_samples.jsonl").open())
+    family = sum(1 for _ in (real_data / "family_samples.jsonl").open())
     assert data["data"]["clips"] == {"couple": couple, "family": family}
     assert set(data["data"]["transitions"]) == {"couple", "family"}
     for name, folder in runs.items():

@@ -13,12 +13,12 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from _report_synth import make_run
 from rescue_bench.cli import app
 from rescue_bench.report import analysis as A
 from rescue_bench.report.runs import load_runs
 from rescue_bench.report.tables import MISSING, PAPER_COLUMNS, fmt, metric_kind
 from rescue_bench.scoring import HEADLINE
+from tests.factories import make_run
 
 runner = CliRunner()
 CHROMIUM = Path("/usr/bin/chromium")
@@ -115,11 +115,11 @@ def test_report_json_structure(report_dir: Path):
     assert set(report) >= {"models", "tests", "clips", "clips_all", "counts", "majority_share", "per_label", "confusion", "position", "usage", "settings"}
     assert report["clips_all"] == {"couple": 12, "family": 4, "both": 16}
     assert report["settings"]["resamples"] == 1000
-    for name, per_task in report["models"].items():
+    for per_task in report["models"].values():
         assert set(per_task) == set(HEADLINE)
         for task, per_s in per_task.items():
             assert set(per_s) == {"couple", "family", "both"}
-            for scenario, metrics in per_s.items():
+            for metrics in per_s.values():
                 assert list(metrics) == list(HEADLINE[task])
                 for entry in metrics.values():
                     assert set(entry) == {"value", "ci_low", "ci_high"}

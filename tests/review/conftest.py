@@ -16,12 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import Deployment, fresh_database, make_assets, setup_database, start_server
+from tests.review.helpers import COUPLE, DEMO, FAMILY, Deployment, fresh_database, make_assets, setup_database, start_server
 
-DEMO = Path(__file__).resolve().parents[2] / "src" / "rescue_bench" / "data" / "demo" / "demo.jsonl"
-DEMO_IDS = [json.loads(line)["sample_id"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
-COUPLE = [i for i in DEMO_IDS if i.startswith("demo_couple/")]
-FAMILY = [i for i in DEMO_IDS if i.startswith("demo_family/")]
 USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator", "carol": "annotator", "dave": "annotator"}
 ASSIGN = {"alice": COUPLE[:3], "bob": [COUPLE[0], FAMILY[0]], "dave": COUPLE[3:5]}
 

@@ -20,7 +20,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "review"
-REAL_DIR = REPO.parent / "shared" / "data" / "rescue_real"
+DEMO = REPO / "src" / "rescue_bench" / "data" / "demo" / "demo.jsonl"
+DEMO_IDS = [json.loads(line)["sample_id"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
+COUPLE = [i for i in DEMO_IDS if i.startswith("demo_couple/")]
+FAMILY = [i for i in DEMO_IDS if i.startswith("demo_family/")]
 PG_ENV = "RESCUE_TEST_POSTGRES_URL"
 PASSWORD = "correct horse battery"
 CHROMIUM = Path("/usr/bin/chromium")

@@ -16,9 +16,7 @@ from sqlalchemy import select
 
 from rescue_bench.review.db import Database
 from rescue_bench.review.models import LoginThrottle
-
-from .conftest import COUPLE, FAMILY
-from .helpers import PASSWORD, Client, Deployment, fresh_database, setup_database
+from tests.review.helpers import COUPLE, FAMILY, PASSWORD, Client, Deployment, fresh_database, setup_database
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -364,7 +362,7 @@ def test_media_never_leaves_the_assets_folder(deployment: Deployment):
 
 def test_repeated_failed_logins_are_slowed_down_and_the_lock_lives_in_the_database(deployment: Deployment):
     c = Client(deployment.server.base_url)
-    codes = [c.login("dave", "bad guess %d" % i).status_code for i in range(5)]
+    codes = [c.login("dave", f"bad guess {i}").status_code for i in range(5)]
     assert codes == [401] * 5
     locked = c.login("dave", "bad guess 6")
     assert locked.status_code == 401  # the 6th failure is counted and starts the lock

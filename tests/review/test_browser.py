@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import COUPLE
-from .helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, PASSWORD, Deployment
+from tests.review.helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, COUPLE, PASSWORD, Deployment
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),

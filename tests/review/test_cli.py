@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import COUPLE, DEMO
-from .helpers import Client, start_server
+from tests.review.helpers import COUPLE, DEMO, Client, start_server
 
 pytestmark = pytest.mark.timeout(600)
 

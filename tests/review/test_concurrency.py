@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 
+from rescue_bench.review.access import get_row
 from rescue_bench.review.db import Database
 from rescue_bench.review.edits import audit_entries
 from rescue_bench.review.models import Segment
-from rescue_bench.review.access import get_row
-
-from .conftest import COUPLE
-from .helpers import Client, Deployment
+from tests.review.helpers import COUPLE, Client, Deployment
 
 pytestmark = pytest.mark.timeout(900)
 N = 50
@@ -64,7 +62,7 @@ def test_50_simultaneous_saves_of_one_row_one_wins_the_rest_are_409(deployment: 
     codes = sorted(code for _, code, _ in results)
     assert codes == [200] + [409] * (N - 1), codes
     winner = next(i for i, code, _ in results if code == 200)
-    for i, code, body in results:
+    for _, code, body in results:
         if code == 409:  # the refusal names the current row: the winner's value
             assert body["row"]["tone_of_voice"] == f"same-row save {winner}" and body["version"] == start["version"] + 1
     final = clients[0].get(url).json()

@@ -14,14 +14,22 @@ from rescue_bench import labels
 from rescue_bench.data import Row, load_clips
 from rescue_bench.review import access, edits, store
 from rescue_bench.review.assets import Assets, Manifest, subtitles
-from rescue_bench.review.db import Database, DatabaseError, check_schema, current_revision, head_revision, normalize_url, shown_url, upgrade
+from rescue_bench.review.db import (
+    Database,
+    DatabaseError,
+    check_schema,
+    current_revision,
+    head_revision,
+    normalize_url,
+    shown_url,
+    upgrade,
+)
 from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, Throttled
 from rescue_bench.review.fields import FIELDS, choices, compact
 from rescue_bench.review.models import AuditEntry, LoginThrottle, Segment
 from rescue_bench.review.security import SessionSigner, ThrottlePolicy, csrf_matches, hash_password, verify_password
 from rescue_bench.review.users import add_user, authenticate, get_user
-
-from .conftest import COUPLE, DEMO
+from tests.review.helpers import COUPLE, DEMO
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -240,11 +248,8 @@ def test_assets_stay_inside_their_folder(tmp_path: Path):
     assert Assets(None).row_clip("a/b", 1) is None
 
 
-def test_export_round_trip_of_the_real_release_lines(empty_db: str, tmp_path: Path):
-    real = Path(__file__).resolve().parents[3] / "shared" / "data" / "rescue_real"
-    files = sorted(real.glob("*.jsonl")) if real.is_dir() else []
-    if not files:
-        pytest.skip("real release lines (../shared/data/rescue_real) not available")
+def test_export_round_trip_of_the_real_release_lines(empty_db: str, tmp_path: Path, real_data: Path):
+    files = sorted(real_data.glob("*.jsonl"))
     database = Database(empty_db)
     upgrade(database)
     with database.write() as s:

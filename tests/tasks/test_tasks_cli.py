@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rescue_bench.cli.tasks import app, count_table
 from rescue_bench.data.load import demo_path
 from rescue_bench.tasks import Instance
 from rescue_bench.tasks.build import CountRow
-from rescue_bench.cli.tasks import app, count_table
-from task_factories import FIVE_WORDS, emo, raw_clip, row, strat, table6_release, therapist, view, write_jsonl
+from tests.factories import FIVE_WORDS, emo, raw_clip, row, strat, table6_release, therapist, view, write_lines
 
 runner = CliRunner()
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")
@@ -37,7 +37,7 @@ def every_task_clip(sample_id: str = "synthetic_pair/clip_a", scenario: str = "c
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    return write_jsonl(
+    return write_lines(
         tmp_path / "clips.jsonl",
         [every_task_clip(), every_task_clip("synthetic_family/clip_b", "family")],
     )
@@ -98,8 +98,8 @@ def test_task_selection_mode_and_context(tmp_path, data_file):
 
 
 def test_repeated_data_and_folder_layout(tmp_path):
-    a = write_jsonl(tmp_path / "a.jsonl", [every_task_clip("g/a")])
-    b = write_jsonl(tmp_path / "b.jsonl", [every_task_clip("g/b")])
+    a = write_lines(tmp_path / "a.jsonl", [every_task_clip("g/a")])
+    b = write_lines(tmp_path / "b.jsonl", [every_task_clip("g/b")])
     result = build("--data", str(a), "--data", str(b), "--tasks", "rpp", "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert [line["sample_id"] for line in read(tmp_path / "o" / "rpp.jsonl")] == ["g/a", "g/b"]
@@ -116,7 +116,7 @@ def test_repeated_data_and_folder_layout(tmp_path):
 def test_repair_mojibake(tmp_path):
     clip = every_task_clip()
     clip["rows"][0]["dialogue_cleaned"] = "we don\u00e2\u20ac\u2122t"
-    data = write_jsonl(tmp_path / "m.jsonl", [clip])
+    data = write_lines(tmp_path / "m.jsonl", [clip])
     build("--data", str(data), "--tasks", "itp", "--out", str(tmp_path / "raw"))
     build("--data", str(data), "--tasks", "itp", "--repair-mojibake", "--out", str(tmp_path / "fixed"))
     raw = read(tmp_path / "raw" / "itp.jsonl")[0]["context"][0]["text"]
@@ -185,7 +185,7 @@ def test_group_keeps_room_for_more_commands():
 
 def test_strict_on_a_191_clip_input_that_mismatches_table6(tmp_path):
     clips = [every_task_clip(f"synthetic_{i // 10}/clip_{i:03d}", "family" if i < 17 else "couple") for i in range(191)]
-    data = write_jsonl(tmp_path / "release.jsonl", clips)
+    data = write_lines(tmp_path / "release.jsonl", clips)
     lax = build("--data", str(data), "--out", str(tmp_path / "a"))
     assert lax.exit_code == 0, lax.output
     assert "differ from Table 6" in lax.stdout and "NO" in lax.stdout
@@ -195,7 +195,7 @@ def test_strict_on_a_191_clip_input_that_mismatches_table6(tmp_path):
 
 
 def test_strict_passes_when_the_construction_reproduces_table6(tmp_path):
-    data = write_jsonl(tmp_path / "release.jsonl", table6_release())
+    data = write_lines(tmp_path / "release.jsonl", table6_release())
     result = build("--data", str(data), "--strict", "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert "all counts match Table 6" in result.stdout
@@ -209,12 +209,12 @@ def test_strict_fails_on_a_single_difference(tmp_path):
         if r.get("relation_cycle_state"):
             r["relation_cycle_state"] = ""  # one family RPP instance fewer
             break
-    data = write_jsonl(tmp_path / "release.jsonl", clips)
+    data = write_lines(tmp_path / "release.jsonl", clips)
     result = build("--data", str(data), "--strict", "--tasks", "rpp", "--out", str(tmp_path / "o"))
     assert result.exit_code == 1
     assert "1 of 2 counts differ" in result.stdout
     # a partial input is never held to Table 6, even with --strict
-    small = write_jsonl(tmp_path / "small.jsonl", clips[:5])
+    small = write_lines(tmp_path / "small.jsonl", clips[:5])
     assert build("--data", str(small), "--strict", "--out", str(tmp_path / "s")).exit_code == 0
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rescue_bench.tasks import pick_evenly, word_count
-from task_oracle import spread
+from tests.tasks.task_oracle import spread
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import PATTERNS, STRATEGIES
 from rescue_bench.tasks import BuildOptions, build_all, instance_id
-from task_oracle import expected_all, observed
+from tests.tasks.task_oracle import expected_all, observed
 
 NAMES = ["Ann", "Bob", "Cyd", "Dot"]
 WORDS = ["we", "went", "home", "late", "i", "feel", "okay", "don't", "well-being", "maybe", "never", "today", "you", "it"]

@@ -10,21 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from task_oracle import expected_all, observed
+from tests.tasks.task_oracle import expected_all, observed
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "rescue_real"
 FILES = ("couple_samples.jsonl", "family_samples.jsonl")
 
 pytestmark = pytest.mark.real
 
 
 @pytest.fixture(scope="module")
-def raw_clips() -> list[dict]:
-    paths = [REAL / f for f in FILES]
+def real_files(real_data) -> list[Path]:
+    """The two release files; skipped unless both are there."""
+    paths = [real_data / f for f in FILES]
     if not all(p.is_file() for p in paths):
-        pytest.skip(f"real release lines not found in {REAL}")
+        pytest.skip(f"real release lines not found in {real_data}")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def raw_clips(real_files) -> list[dict]:
     clips = []
-    for p in paths:
+    for p in real_files:
         for line in p.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 clips.append(json.loads(line))
@@ -32,11 +37,11 @@ def raw_clips() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def built(raw_clips):
+def built(raw_clips, real_files):
     from rescue_bench.data.load import load_clips
     from rescue_bench.tasks import build_all
 
-    clips = load_clips([REAL / f for f in FILES])
+    clips = load_clips(real_files)
     assert [c.sample_id for c in clips] == [c["sample_id"] for c in raw_clips]
     return build_all(clips)
 
@@ -83,11 +88,11 @@ def test_real_instances_do_not_leak_gold_annotations(raw_clips, built):
                         assert json.dumps(secret)[1:-1] not in blob, (task, inst.id)
 
 
-def test_repairing_mojibake_keeps_the_same_instances(raw_clips):
+def test_repairing_mojibake_keeps_the_same_instances(real_files):
     from rescue_bench.data.load import load_clips
     from rescue_bench.tasks import build_all
 
-    plain = observed(build_all(load_clips([REAL / f for f in FILES])))
-    repaired = observed(build_all(load_clips([REAL / f for f in FILES], repair_mojibake=True)))
+    plain = observed(build_all(load_clips(real_files)))
+    repaired = observed(build_all(load_clips(real_files, repair_mojibake=True)))
     for task in TASKS:
         assert [(i["sample_id"], i["row"]) for i in plain[task]] == [(i["sample_id"], i["row"]) for i in repaired[task]]

@@ -12,7 +12,7 @@ from rescue_bench.tasks.rpp import build_rpp
 from rescue_bench.tasks.ssp import build_ssp
 from rescue_bench.tasks.stp import build_stp
 from rescue_bench.tasks.vp import build_vp
-from task_factories import FIVE_WORDS, FOUR_WORDS, T, clip, emo, row, strat, therapist, view
+from tests.factories import FIVE_WORDS, FOUR_WORDS, T, clip, emo, row, strat, therapist, view
 
 OPT = BuildOptions()
 

@@ -20,7 +20,16 @@ from rescue_bench.agent.ablation import (
 from rescue_bench.agent.answers import parse_state, parse_step, parse_strategy, parse_turn, parse_whom_how
 from rescue_bench.agent.baseline import FALLBACK_TURN, answer_queries, baseline_chain_answers
 from rescue_bench.agent.chain import STEPS, Chain, Request, StepResult
-from rescue_bench.agent.metrics import BY_NAME, GROUP_TITLES, GROUPS, METRICS, ChainMetric, chain_metrics, metric_value, summarize_chain
+from rescue_bench.agent.metrics import (
+    BY_NAME,
+    GROUP_TITLES,
+    GROUPS,
+    METRICS,
+    ChainMetric,
+    chain_metrics,
+    metric_value,
+    summarize_chain,
+)
 from rescue_bench.agent.options import STATE_MODES, AgentOptions
 from rescue_bench.agent.points import AGENT_TASK, DecisionPoint, PointGold, build_all_points, build_points
 from rescue_bench.agent.prompts import CONTRACT, judge_texts, system_prompt

@@ -108,8 +108,7 @@ def single_task_comparisons(chain: Sequence[Record], single: dict[str, Sequence[
         return by_id.get(task, {}).get(r["single_ids"].get(task))
 
     out: list[Comparison] = []
-    pairs = [(r, rec("itp", r)) for r in chain]
-    pairs = [(r, i) for r, i in pairs if i is not None]
+    pairs = [(r, i) for r in chain if (i := rec("itp", r)) is not None]
     for metric in ("f1", "accuracy"):
         out.append(
             Comparison(

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.labels import THERAPIST, patterns, strategies
+from rescue_bench.labels import THERAPIST, TaskName, patterns, strategies
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.instance import CueMode, RowView, instance_id
 from rescue_bench.tasks.itp import build_itp
@@ -39,7 +39,7 @@ from rescue_bench.tasks.stp import resolve_target, strategy_type, target_candida
 AGENT_TASK = "agent"
 """The task name of chain records (``results/agent.jsonl``) and the prefix of point ids."""
 
-SINGLE_TASKS: tuple[str, ...] = ("itp", "rpp", "stp", "ssp", "er", "vp")
+SINGLE_TASKS: tuple[TaskName, ...] = ("itp", "rpp", "stp", "ssp", "er", "vp")
 
 
 class EmotionGold(BaseModel):

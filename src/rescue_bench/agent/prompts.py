@@ -20,8 +20,9 @@ from typing import Any
 
 from rescue_bench.agent.points import DecisionPoint
 from rescue_bench.labels import BOUNDARY_RULES, PATTERNS, STRATEGIES
+
 # the tasks' framework text is reused, not restated: setting, cue note, definition lists
-from rescue_bench.prompts.render import SETTING, JUDGE_SYSTEM, Prompt, cue_note, definitions, render_rows
+from rescue_bench.prompts.render import JUDGE_SYSTEM, SETTING, Prompt, cue_note, definitions, render_rows
 
 STEP_TITLES: dict[str, str] = {
     "state": "Step: the group's state.",

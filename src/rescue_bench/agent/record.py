@@ -43,7 +43,7 @@ FLOOR_JUDGE = INVALID_JUDGE_SCORE
 FLOOR_BERTSCORE = INVALID_BERTSCORE
 
 
-def _result(results: Mapping[str, Any], step: str) -> dict[str, Any] | None:
+def _result(results: Mapping[str, Any], step: str) -> Mapping[str, Any] | None:
     value = results.get(step)
     if value is None:
         return None

@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
-import click
 import typer
 
-from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK
+# the exit codes are declared in rescue_bench.errors; the commands take them from here
+from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from rescue_bench.errors import EXIT_CHECK_FAILED as EXIT_CHECK_FAILED
 
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.data.models import Clip
@@ -53,6 +54,13 @@ def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
+# What typer reports itself (its exit, an abort, a usage error): the guard lets these through. They
+# are named through typer, never through the `click` package: typer 0.2x carries its own copy of click
+# (typer._click) and raises that copy's exceptions, which are not click's; older typer raises click's.
+_CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+TYPER_HANDLED: tuple[type[Exception], ...] = (typer.Exit, typer.Abort, _CLICK_ERROR)
+
+
 def guard(func: F) -> F:
     """The error guard of every command: bad input is one line and exit 2, Ctrl-C exit 130, and an
     unexpected exception one line and exit 2 instead of a traceback."""
@@ -66,7 +74,7 @@ def guard(func: F) -> F:
 
         try:
             return func(*args, **kwargs)
-        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
+        except TYPER_HANDLED:
             raise
         except DataError as exc:
             raise data_error_exit(exc.problems) from None
@@ -132,7 +140,7 @@ def check_mode(mode: str) -> CueMode:
     value = mode.strip().lower()
     if value not in CUE_MODES:
         raise fail(f"unknown mode {mode!r} (--mode); expected one of {', '.join(CUE_MODES)}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def check_context(context: int | None) -> int | None:

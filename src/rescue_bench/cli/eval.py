@@ -106,7 +106,7 @@ def eval_command(
     settings = EvalSettings(
         model=model,
         judge=judge,
-        vp_rubric=vp_rubric,  # type: ignore[arg-type]  # checked above
+        vp_rubric=vp_rubric,  # checked above
         data=[str(p) for p in data] if data else None,
         tasks=task_list,
         mode=eval_mode,

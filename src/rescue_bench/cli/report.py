@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -68,7 +67,9 @@ def report_command(
 class _DefaultScore(TyperGroup):
     """``rescue agreement HUMAN.csv RUN_DIR`` runs the ``score`` subcommand."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    # ctx is the Context of the click typer runs on: the click package's before typer 0.2x, typer's
+    # own copy (typer._click) after; no public name covers both, hence Any
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["score", *args]
         return super().parse_args(ctx, args)

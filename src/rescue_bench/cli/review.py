@@ -237,7 +237,7 @@ def assign(
         changed = 0
         for seg in found:
             op = access.unassign if remove else access.assign
-            changed += bool(_service(lambda s=seg: op(session, s, person, by=None)))
+            changed += bool(_service(lambda s=seg, op=op: op(session, s, person, by=None)))
     typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment(s) {'from' if remove else 'to'} {user}")
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from rescue_bench.data.models import Clip, infer_participants, Row
+from rescue_bench.data.models import Clip, Row, infer_participants
 from rescue_bench.labels import GROUP_LABELS
 
 MAX_PROBLEMS_PER_FILE = 200

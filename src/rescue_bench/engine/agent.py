@@ -31,7 +31,15 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
@@ -264,7 +272,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, An
         )
         # one bound on calls in flight over the chain, the single tasks and the judge
         channel = RunChannel(max_calls=settings.max_connections)
-        common = {"cache": settings.cache and not baseline, "temperature": settings.temperature, "attempt_timeout": settings.timeout}
+        common: dict[str, Any] = {"cache": settings.cache and not baseline, "temperature": settings.temperature, "attempt_timeout": settings.timeout}
         tasks = []
         if chosen:
             tasks.append(

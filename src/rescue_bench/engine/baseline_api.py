@@ -73,10 +73,12 @@ class BaselineAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         seed: int = 0,
         **model_args: Any,
     ) -> None:
+        # a fresh GenerateConfig per instance (a default argument would be one object shared by all)
+        config = GenerateConfig() if config is None else config
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         from rescue_bench.baselines import BASELINES
 

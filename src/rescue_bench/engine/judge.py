@@ -60,7 +60,10 @@ async def ask_judge(
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
-    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=judge_format(rubric).reask)]
+    reask = judge_format(rubric).reask
+    if reask is None:  # every judge format of the contract declares its re-ask; this one does not
+        raise ValueError(f"the answer contract declares no re-ask for the {rubric!r} judge rubric")
+    messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=reask)]
     async with call_slot(channel):
         output = await judge.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)

@@ -117,7 +117,7 @@ def _stop(workers: list[_Worker]) -> None:
             w.proc.wait()
 
 
-def _progress(display: str):  # type: ignore[no-untyped-def]
+def _progress(display: str):
     """A rich progress bar on stderr (or nothing with ``--display none``)."""
     if display == "none":
         return None

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from rescue_bench.metrics import _resample as rs
 from rescue_bench.metrics._util import Key, key_fn
 from rescue_bench.metrics.stats import AdditiveStatistic
+
+_K = TypeVar("_K", bound=Hashable)
+"""The key type of :func:`holm`'s p-values (the adjusted values keep it)."""
 
 __all__ = ["align_pairs", "paired_permutation_test", "paired_bootstrap_test", "paired_delta_ci", "holm"]
 
@@ -266,7 +269,7 @@ def paired_delta_ci(
     return observed, float(low), float(high)
 
 
-def holm(pvalues: Mapping[Hashable, float]) -> dict[Hashable, float]:
+def holm(pvalues: Mapping[_K, float]) -> dict[_K, float]:
     """Holm-Bonferroni adjusted p-values, keyed like the input (and in the input's order).
 
     With ``m`` p-values sorted ascending ``p_(1) <= ... <= p_(m)``, the adjusted value of the i-th is
@@ -285,7 +288,7 @@ def holm(pvalues: Mapping[Hashable, float]) -> dict[Hashable, float]:
             raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
     m = len(pvalues)
     ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
-    adjusted: dict[Hashable, float] = {}
+    adjusted: dict[_K, float] = {}
     running = 0.0
     for i, (k, p) in enumerate(ordered):
         running = max(running, min(1.0, (m - i) * float(p)))

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from rescue_bench.contract import FORMATS, JUDGE_SCALE, TARGET_SCALE, VIEWPOINT_SCALE, judge_format
-from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES
+from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES, TaskName
 from rescue_bench.tasks.instance import Instance, ModelInput, RowView
 
 ANSWER_CONTRACT: dict[str, str] = {name: answer_format.example for name, answer_format in FORMATS.items()}
@@ -72,7 +72,7 @@ def definitions(title: str, labels: dict[str, str]) -> str:
 
 
 @lru_cache(maxsize=64)
-def system_prompt(task: str, scenario: str, mode: str) -> str:
+def system_prompt(task: TaskName, scenario: str, mode: str) -> str:
     """The stable prefix of ``task`` in ``scenario`` under cue ``mode``: same for every instance."""
     parts = [
         f"You are an expert couple and family therapist assisting with research on {SETTING[scenario]}.",

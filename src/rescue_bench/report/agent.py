@@ -113,7 +113,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
     ``clips``, ``warnings``."""
     chosen = agent_runs(runs)
     out: dict[str, Any] = {"runs": [], "metrics": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
-    kw = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     for run in chosen:
         records = run.records[AGENT_TASK]
         flat = run_settings(run)

@@ -543,7 +543,7 @@ def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
 def usage_rows(name: str, info: dict[str, Any]) -> list[dict[str, Any]]:
     """Token counts and cost per model from ``run.json``'s ``usage`` (empty when absent)."""
     usage = info.get("usage") or {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     if not isinstance(usage, dict):
         return rows
     for model, u in usage.items():

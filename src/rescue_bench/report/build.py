@@ -182,7 +182,7 @@ def compute_report(
     )
     all_records: list[dict[str, Any]] = []
     for run in runs:
-        records = {t: run.records[t] for t in run.tasks}
+        records: dict[str, A.Records] = {t: run.records[t] for t in run.tasks}
         all_records.extend(r for t in records.values() for r in t)
         points = A.point_metrics(records)
         for problem in A.summary_mismatches(points, run.summary):
@@ -300,6 +300,7 @@ def per_label_tables(report: Report) -> list[T.Table]:
     names = [r.name for r in report.runs]
     paper = report.paper.per_label_rpp_accuracy_avg_over_models or {}
     tables = []
+    s: str  # a scenario, then a summary scenario (both loops below)
     for task in RANKED_TASKS:
         for s in SCENARIOS:
             per_run = [(n, report.per_label[n][task][s]) for n in names if s in (report.per_label[n].get(task) or {})]
@@ -366,7 +367,7 @@ def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
             ("emotion_intensities", "fig9b_emotion_intensity.png", "Emotion intensities (internal_emotion, 0-10)", "emotion annotations", "Fig. 9b"),
         ]
         for key, file, title, xlabel, fig in specs:
-            per = {s: dists[s][key] for s in SCENARIOS if dists[s]["samples"]}
+            per: dict[str, Any] = {s: dists[s][key] for s in SCENARIOS if dists[s]["samples"]}
             if per:
                 path = F.distribution_plot(per, title, xlabel, fig_dir / file)
                 out.append((path, f"{fig}: {title.lower()} per scenario."))

@@ -8,7 +8,9 @@ Layers, each usable alone:
   :mod:`~rescue_bench.review.edits` (saves with optimistic versioning, audit, comments, discard),
   :mod:`~rescue_bench.review.access` (assignments, visibility), :mod:`~rescue_bench.review.progress`
   (dashboard figures), :mod:`~rescue_bench.review.users` (accounts, login throttling);
-- :mod:`~rescue_bench.review.app`: the ASGI app (FastAPI), its JSON API and server-rendered pages.
+- :mod:`~rescue_bench.review.app`: the ASGI app (FastAPI), its JSON API (:mod:`~rescue_bench.review.api`)
+  and server-rendered pages (:mod:`~rescue_bench.review.pages`), which take the request's state and
+  user from :mod:`~rescue_bench.review.context`.
 
 Nothing here is imported by ``rescue --help``; the command imports it when run.
 """

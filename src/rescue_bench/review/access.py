@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, aliased
 from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import FINAL_LABEL, Assignment, AuditEntry, Copy, Segment, SegmentRow, User, dumps, utcnow
 
-
 _FINAL = aliased(Copy, name="final_copy")
 """Built once: constructing an alias per query costs more than the query (SQLAlchemy adapts every column)."""
 
@@ -29,7 +28,7 @@ _SEGMENT = (
 """Built once with bound parameters (building a select per request costs more than running it)."""
 
 
-def visible_segments(user: User) -> Select[tuple[Segment]]:
+def visible_segments(user: User) -> Select[Segment]:
     """A query of the segments ``user`` may see, in import order."""
     query = select(Segment).order_by(Segment.position)
     if not user.is_admin:

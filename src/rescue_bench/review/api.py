@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import access, edits, progress, store, users
-from rescue_bench.review.app import State, state
+from rescue_bench.review.context import State, state
 from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.models import User
 
@@ -59,8 +59,8 @@ class SegmentOut(BaseModel):
     comments: int
     status: str = Field(description="open | discarded")
     progress: str = Field(description="todo | in_progress | done | discarded")
-    status_reason: Optional[str] = None
-    assignees: Optional[list[str]] = Field(None, description="admins only")
+    status_reason: str | None = None
+    assignees: list[str] | None = Field(None, description="admins only")
 
 
 class RowOut(BaseModel):
@@ -70,9 +70,9 @@ class RowOut(BaseModel):
     status: str = Field(description="draft (untouched) | edited | reviewed")
     reviewed: bool
     edited: bool
-    updated_by: Optional[str]
-    updated_at: Optional[str]
-    reviewed_by: Optional[str]
+    updated_by: str | None
+    updated_at: str | None
+    reviewed_by: str | None
     segment_status: str
 
 
@@ -83,12 +83,12 @@ class ConflictOut(RowOut):
 class SaveIn(BaseModel):
     version: int = Field(strict=True, description="the version your edit started from")
     fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
-    reviewed: Optional[bool] = Field(None, strict=True, description="mark the row reviewed (true) or not (false)")
+    reviewed: bool | None = Field(None, strict=True, description="mark the row reviewed (true) or not (false)")
 
 
 class CommentIn(BaseModel):
     text: str
-    row: Optional[int] = Field(None, description="row position, or none for the whole segment")
+    row: int | None = Field(None, description="row position, or none for the whole segment")
 
 
 class ReasonIn(BaseModel):

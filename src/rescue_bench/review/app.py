@@ -22,15 +22,14 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.orm import Session
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rescue_bench.review.assets import Assets
+from rescue_bench.review import api, pages
 from rescue_bench.review.config import ReviewConfig
+from rescue_bench.review.context import AuthError, State
 from rescue_bench.review.db import Database, check_schema
 from rescue_bench.review.errors import Conflict, ReviewError, Throttled
-from rescue_bench.review.models import User
-from rescue_bench.review.security import CSRF_HEADER, SESSION_COOKIE, SessionData, SessionSigner, csrf_matches, read_secret
+from rescue_bench.review.security import CSRF_HEADER, csrf_matches
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_EXEMPT = frozenset({"/api/login"})
@@ -43,62 +42,6 @@ CSP = (
 )
 DOCS_CSP = CSP.replace("script-src 'self'", "script-src 'self' 'unsafe-inline'").replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 """The OpenAPI page's HTML (FastAPI's) starts Swagger UI from an inline script."""
-
-
-class AuthError(Exception):
-    """No valid session: 401 for the API, a redirect to the login page for pages."""
-
-
-class State:
-    """What every request handler needs: settings, the database, the cookie signer, the assets."""
-
-    def __init__(self, config: ReviewConfig, db: Database):
-        self.config = config
-        self.db = db
-        secret = config.secret
-        if not secret:
-            with db.read() as session:
-                secret = read_secret(session)
-        if not secret:
-            raise RuntimeError("the review database has no session secret: run `rescue review init`")
-        self.signer = SessionSigner(secret, max_age=int(config.session_hours * 3600))
-        self.assets = Assets(config.assets)
-
-    def session_data(self, request: Request) -> SessionData | None:
-        return self.signer.read(request.cookies.get(SESSION_COOKIE))
-
-    def auth(self, session: Session, request: Request) -> User:
-        """The logged-in user, loaded in ``session``, or :class:`AuthError`."""
-        data = self.session_data(request)
-        if data is None:
-            raise AuthError()
-        user = session.get(User, data.user_id)
-        if user is None or not user.active or user.auth_epoch != data.epoch:
-            raise AuthError()
-        return user
-
-    def user(self, request: Request) -> User:
-        """The logged-in user (detached from any session), or :class:`AuthError`."""
-        with self.db.read() as session:
-            return self.auth(session, request)
-
-    def set_cookie(self, response: Response, token: str) -> None:
-        response.set_cookie(
-            SESSION_COOKIE,
-            token,
-            max_age=self.signer.max_age,
-            httponly=True,
-            samesite="lax",
-            secure=self.config.secure_cookies,
-            path="/",
-        )
-
-    def clear_cookie(self, response: Response) -> None:
-        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=self.config.secure_cookies)
-
-
-def state(request: Request) -> State:
-    return request.app.state.review  # type: ignore[no-any-return]
 
 
 def _same_origin(origin: str, host: str | None) -> bool:
@@ -167,7 +110,6 @@ class GuardMiddleware:
 
 def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     """The ASGI app for ``config`` (the database must be initialised: ``rescue review init``)."""
-    from rescue_bench.review import api, pages
 
     db = Database(config.db_url)
     if check:

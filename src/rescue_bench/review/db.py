@@ -16,15 +16,15 @@ waiting for a concurrent writer, so a stale save can never be applied.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url, URL
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_DB_FILE = "rescue_review.db"

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -62,14 +62,14 @@ class UTCDateTime(TypeDecorator[datetime]):
     impl = DateTime
     cache_ok = True
 
-    def process_bind_param(self, value: Optional[datetime], dialect: Any) -> Optional[datetime]:
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column")
         return value.astimezone(timezone.utc).replace(tzinfo=None)
 
-    def process_result_value(self, value: Optional[datetime], dialect: Any) -> Optional[datetime]:
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
@@ -131,9 +131,9 @@ class Segment(Base):
     """The clip's clients (``Clip.clients``: given, else inferred from the rows), JSON text."""
     row_count: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16), default="open")
-    status_reason: Mapped[Optional[str]] = mapped_column(Text)
-    status_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
-    status_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    status_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    status_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     rows: Mapped[list[SegmentRow]] = relationship(order_by="SegmentRow.position", back_populates="segment")
 
@@ -174,7 +174,7 @@ class Copy(Base):
     segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(16))
     label: Mapped[str] = mapped_column(String(64))
-    owner_id: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -185,16 +185,16 @@ class RowValue(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     copy_id: Mapped[int] = mapped_column(ForeignKey("copies.id", ondelete="CASCADE"))
     row_id: Mapped[int] = mapped_column(ForeignKey("segment_rows.id", ondelete="CASCADE"), index=True)
-    value_json: Mapped[Optional[str]] = mapped_column(Text)
+    value_json: Mapped[str | None] = mapped_column(Text)
     """The human value of the whole row (JSON text); NULL while it equals the untouched draft."""
     version: Mapped[int] = mapped_column(Integer, default=0)
     reviewed: Mapped[bool] = mapped_column(Boolean, default=False)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     """The human value differs from the draft."""
-    reviewed_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
-    reviewed_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
-    updated_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
-    updated_at: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    reviewed_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Assignment(Base):
@@ -207,7 +207,7 @@ class Assignment(Base):
     copy_id: Mapped[int] = mapped_column(ForeignKey("copies.id"))
     """The copy this annotator edits: the segment's final copy in shared mode."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    created_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
 
 
 class Comment(Base):
@@ -215,7 +215,7 @@ class Comment(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     segment_id: Mapped[int] = mapped_column(ForeignKey("segments.id", ondelete="CASCADE"), index=True)
-    row_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segment_rows.id", ondelete="CASCADE"))
+    row_id: Mapped[int | None] = mapped_column(ForeignKey("segment_rows.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     text: Mapped[str] = mapped_column(Text)
@@ -227,20 +227,20 @@ class AuditEntry(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    user_id: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     """NULL for changes made from the command line (import, user administration)."""
     action: Mapped[str] = mapped_column(String(32))
     """edit, review, comment, discard, restore, assign, unassign, import, user (issue 13 adds adjudicate)."""
-    segment_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segments.id", ondelete="SET NULL"))
-    row_id: Mapped[Optional[int]] = mapped_column(ForeignKey("segment_rows.id", ondelete="SET NULL"))
-    copy_id: Mapped[Optional[int]] = mapped_column(ForeignKey("copies.id", ondelete="SET NULL"))
-    field: Mapped[Optional[str]] = mapped_column(String(64))
-    old_json: Mapped[Optional[str]] = mapped_column(Text)
+    segment_id: Mapped[int | None] = mapped_column(ForeignKey("segments.id", ondelete="SET NULL"))
+    row_id: Mapped[int | None] = mapped_column(ForeignKey("segment_rows.id", ondelete="SET NULL"))
+    copy_id: Mapped[int | None] = mapped_column(ForeignKey("copies.id", ondelete="SET NULL"))
+    field: Mapped[str | None] = mapped_column(String(64))
+    old_json: Mapped[str | None] = mapped_column(Text)
     """JSON text of the old value; NULL when the key was absent."""
-    new_json: Mapped[Optional[str]] = mapped_column(Text)
-    version: Mapped[Optional[int]] = mapped_column(Integer)
+    new_json: Mapped[str | None] = mapped_column(Text)
+    version: Mapped[int | None] = mapped_column(Integer)
     """The row version this change created."""
-    note: Mapped[Optional[str]] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
 
 
 class LoginThrottle(Base):
@@ -250,7 +250,7 @@ class LoginThrottle(Base):
     """``user:<name>`` or ``ip:<address>``."""
     failures: Mapped[int] = mapped_column(Integer, default=0)
     last_failure_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    locked_until: Mapped[Optional[datetime]] = mapped_column(UTCDateTime)
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Setting(Base):

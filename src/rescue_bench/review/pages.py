@@ -5,15 +5,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from markupsafe import Markup
-
 import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
 
 from rescue_bench.review import access, edits, progress
-from rescue_bench.review.app import AuthError, state
 from rescue_bench.review.assets import row_number, subtitles
+from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
 from rescue_bench.review.models import User, dumps

@@ -135,7 +135,7 @@ class SessionSigner:
 
 
 def csrf_matches(session: SessionData | None, header: str | None) -> bool:
-    return bool(session and header) and secrets.compare_digest(session.csrf.encode(), (header or "").encode())
+    return session is not None and bool(header) and secrets.compare_digest(session.csrf.encode(), (header or "").encode())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -174,13 +174,17 @@ def throttle_wait(session: Session, keys: list[str], now: datetime) -> float:
 
 def _upsert(session: Session, key: str, now: datetime) -> LoginThrottle:
     dialect = session.get_bind().dialect.name
+    # each dialect's own INSERT ... ON CONFLICT DO NOTHING (two different statement types)
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        first = postgresql_insert(LoginThrottle).values(key=key, failures=0, last_failure_at=now)
+        session.execute(first.on_conflict_do_nothing(index_elements=["key"]))
     else:
-        from sqlalchemy.dialects.sqlite import insert
-    session.execute(
-        insert(LoginThrottle).values(key=key, failures=0, last_failure_at=now).on_conflict_do_nothing(index_elements=["key"])
-    )
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        first_sqlite = sqlite_insert(LoginThrottle).values(key=key, failures=0, last_failure_at=now)
+        session.execute(first_sqlite.on_conflict_do_nothing(index_elements=["key"]))
     row = session.scalars(select(LoginThrottle).where(LoginThrottle.key == key).with_for_update()).one()
     session.refresh(row)
     return row

@@ -45,7 +45,7 @@ def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
     return [t for t in TASKS if t in names]
 
 
-def build_instances(clips: Sequence[Clip], task: str, options: BuildOptions | None = None) -> list[Instance]:
+def build_instances(clips: Sequence[Clip], task: TaskName, options: BuildOptions | None = None) -> list[Instance]:
     """All instances of ``task`` over ``clips``, clip by clip in input order, rows in order."""
     options = options or BuildOptions()
     builder = BUILDERS[task]

@@ -16,7 +16,8 @@ from rescue_bench.tasks.options import BuildOptions
 def boundaries(clip: Clip) -> tuple[list[int], list[int]]:
     """0-based positions k of positive and negative boundaries (the boundary after row k)."""
     rows = clip.rows
-    pos, neg = [], []
+    pos: list[int] = []
+    neg: list[int] = []
     for k in range(len(rows) - 1):
         if rows[k].is_therapist:
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rescue_bench.labels import CueMode, TaskName
+from rescue_bench.labels import CueMode
 from rescue_bench.tasks.instance import DEFAULT_CONTEXT
 
 

@@ -1,0 +1,48 @@
+"""Fixtures every test folder shares: where the real release lines are, and an isolated environment
+for runs.
+
+The real lines live beside the repository, in ``../shared/data/rescue_real`` (research use only): tests
+read them in place and never copy them, or any text from them, into the project. Where they are
+absent (a fresh clone, CI elsewhere), the tests that need them are skipped with a reason.
+
+Test helpers are imported as ``tests.<module>`` (``tests`` is a package: every folder has an
+``__init__.py``); clip, row and run factories live in :mod:`tests.factories`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REAL_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "rescue_real"
+"""The folder of real release lines (one JSON Lines file per scenario), read in place."""
+
+
+def real_data_present() -> bool:
+    return REAL_DATA.is_dir() and any(REAL_DATA.glob("*.jsonl"))
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Path:
+    """The folder of real release lines; the test is skipped when it is absent."""
+    if not real_data_present():
+        pytest.skip(f"real release lines not found at {REAL_DATA}")
+    return REAL_DATA
+
+
+@pytest.fixture(scope="session")
+def real_or_demo() -> Path:
+    """The real release lines when present, else the bundled synthetic demo (never skipped)."""
+    from rescue_bench.data.load import demo_path
+
+    return REAL_DATA if real_data_present() else demo_path()
+
+
+@pytest.fixture()
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary response cache and a fake key, so tests never share cached answers."""
+    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    return tmp_path

@@ -1,0 +1,116 @@
+"""The import graph of rescue_bench: no cycle anywhere, and inspect_ai loaded only by the engine.
+
+The layer contracts (pyproject.toml, ``[tool.importlinter]``) order the packages; these tests add
+what they cannot say: that no two *modules* import each other in a circle (inside one package too,
+imports inside functions included), and that the modules outside the engine, and ``rescue --help``,
+really run without loading inspect_ai (the CLI may import the engine, but only inside a command).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable
+
+import pytest
+
+grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (pip install -e '.[test]')")
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` that are cycles (Tarjan, iterative), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterable[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(iter(children), None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_cycle_finder_finds_cycles():
+    """The finder itself, on hand-made graphs: a self-import, a three-cycle, and none."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"a"}, "b": set()}) == [["a"]]
+    assert _cycles({"p": {"p.x"}, "p.x": {"p"}, "q": {"p"}}) == [["p", "p.x"]]
+
+
+def test_no_import_cycle():
+    graph = grimp.build_graph("rescue_bench")
+    modules = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert len(modules) > 50  # the whole package was read
+    cycles = _cycles(modules)
+    lines = []
+    for cycle in cycles:
+        for a in cycle:
+            for b in sorted(modules[a] & set(cycle)):
+                where = ", ".join(f"line {d['line_number']}" for d in graph.get_import_details(importer=a, imported=b))
+                lines.append(f"{a} -> {b} ({where})")
+    assert not cycles, "import cycles:\n" + "\n".join(lines)
+
+
+PROBE = """
+import importlib, pkgutil, sys
+import rescue_bench
+names = sorted(m.name for m in pkgutil.walk_packages(rescue_bench.__path__, "rescue_bench."))
+assert len(names) > 50, names
+# __main__ modules run the command when imported; the engine is the one place inspect_ai may load
+outside = [n for n in names if not n.startswith("rescue_bench.engine") and not n.endswith(".__main__")]
+for name in outside:
+    importlib.import_module(name)
+assert "rescue_bench.engine.run" not in sys.modules
+import contextlib, io
+from rescue_bench.cli import app
+with contextlib.redirect_stdout(io.StringIO()) as shown:
+    app(["--help"], standalone_mode=False)
+assert "Usage" in shown.getvalue()
+print("imported", len(outside))
+loaded = sorted(m for m in sys.modules if m == "inspect_ai" or m.startswith("inspect_ai."))
+print(f"inspect_ai modules loaded: {len(loaded)} {loaded[:3]}")
+"""
+
+
+def test_only_the_engine_loads_inspect_ai():
+    """Import every module outside rescue_bench.engine (the CLI with all its command groups too) and
+    print ``rescue --help``, in a fresh interpreter: inspect_ai must stay unloaded."""
+    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    imported = [line for line in proc.stdout.splitlines() if line.startswith("imported ")]
+    assert imported and int(imported[0].split()[1]) > 50, proc.stdout
+    assert "inspect_ai modules loaded: 0 []" in proc.stdout, proc.stdout
