@@ -346,7 +346,6 @@ class _RowChecker:
 
     # -- a whole row -----------------------------------------------------------------------------
     def check(self, raw: dict[str, Any]) -> dict[str, Any]:
-        ctx = self.ctx
         out: dict[str, Any] = {}
         for key, value in raw.items():
             if key in ("cues", *TOOL_FIELDS):
@@ -432,7 +431,7 @@ def check_answer(raw: Any, ctx: Context) -> AnswerCheck:
     """Validate one answer (text or parsed JSON) for the window in ``ctx``; see the module doc."""
     payload = extract_json(raw, ("rows",))
     rows = payload.get("rows") if isinstance(payload, dict) else None
-    if not isinstance(rows, list):
+    if not isinstance(payload, dict) or not isinstance(rows, list):
         return AnswerCheck(False, problems=[DraftProblem("rows", 'no JSON object with a "rows" list in the answer')])
     check = AnswerCheck(True)
     summary = payload.get("summary")

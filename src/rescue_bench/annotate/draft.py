@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from rescue_bench.annotate.contract import ROW_FIELDS, AnswerCheck, CheckedRow, Context, DraftProblem, check_answer, subtitle_speaker
+from rescue_bench.annotate.contract import (
+    ROW_FIELDS,
+    AnswerCheck,
+    CheckedRow,
+    Context,
+    DraftProblem,
+    check_answer,
+    subtitle_speaker,
+)
 from rescue_bench.annotate.manifest import Manifest, ManifestCue
 from rescue_bench.annotate.media import MODEL_MAX_HEIGHT, cut, extract_audio, frames_at
 from rescue_bench.annotate.prompt import MEDIA_MODES, system_prompt, user_prompt
@@ -132,7 +140,7 @@ class SegmentDraft:
         todo = [(t, p) for t, p in zip(times, paths) if not p.exists()]
         if todo:
             folder.mkdir(parents=True, exist_ok=True)
-            for (t, p), image in zip(todo, frames_at(video, [t for t, _ in todo], max_height=MODEL_MAX_HEIGHT)):
+            for (_, p), image in zip(todo, frames_at(video, [t for t, _ in todo], max_height=MODEL_MAX_HEIGHT)):
                 tmp = p.with_name(f".{p.name}")
                 image.save(tmp, format="JPEG", quality=80)
                 tmp.replace(p)

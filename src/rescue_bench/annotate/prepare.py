@@ -173,7 +173,7 @@ def build_manifest(
     problems: list[Problem] = []
     notes: list[str] = []
     if not source.subtitles:
-        first = (source.videos or [source.metadata])[0]
+        first = next((p for p in (*source.videos, source.metadata) if p is not None), Path(sid))
         return None, None, [Problem(str(first), f"no subtitles: expected {sid}.srt or {sid}.vtt beside it", sample_id=sid)], notes
     if len(source.subtitles) > 1:
         names = ", ".join(p.name for p in source.subtitles)
@@ -245,7 +245,7 @@ def build_manifest(
         video_rel = f"{sid}/video{video_src.suffix.lower()}"
     manifest = Manifest(
         segment_id=sid,
-        scenario=scenario,  # type: ignore[arg-type]
+        scenario=scenario,
         participants=given,
         video=video_rel,
         duration=round(float(duration), 3),
@@ -323,7 +323,7 @@ def prepare(
     for source in sources:  # ASSETS/<a>/ would hold ASSETS/<a/b>/: one folder cannot be both
         parent = next((i for i in ids if source.segment_id.startswith(i + "/")), None)
         if parent is not None:
-            first = (source.subtitles or source.videos or [source.metadata])[0]
+            first = next((p for p in (*source.subtitles, *source.videos, source.metadata) if p is not None), Path(source.segment_id))
             problems.append(Problem(str(first), f"segment {source.segment_id!r} lies inside the folder of segment {parent!r}; rename one", sample_id=source.segment_id))
     for source in sources:
         manifest, video_src, found, seg_notes = build_manifest(source, assets, scenario, participants)

@@ -209,7 +209,7 @@ def read_vtt(path: str | Path) -> list[Cue]:
     text = _read_text(path)
     lines = _check_timing_lines(file, text, Timestamp.from_string)
     try:
-        captions = list(webvtt.from_string(text))
+        captions = list(webvtt.from_string(text).captions)
     except Exception as exc:  # noqa: BLE001 - webvtt-py raises its own MalformedFileError and others
         raise SubtitleError(file, f"not a valid WebVTT file ({exc})", 1) from None
     if len(captions) != len(lines):

@@ -199,9 +199,8 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import GenerateConfig
 
-    from rescue_bench.engine.providers import endpoint, provider_args, use_cache_dir
-
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
+    from rescue_bench.engine.providers import endpoint, provider_args, use_cache_dir
 
     audio = check_model(settings)
     if settings.window_cues < 1:

@@ -34,7 +34,7 @@ def openai_video() -> type[Any]:
     from inspect_ai.model import ContentImage, ContentVideo
     from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
 
-    class OpenAIVideoAPI(OpenAICompatibleAPI):  # type: ignore[misc]
+    class OpenAIVideoAPI(OpenAICompatibleAPI):
         """OpenAI-compatible Chat Completions with ``video_url`` parts for video content."""
 
         async def messages_to_openai(self, input: list[Any]) -> list[Any]:  # noqa: A002 - inspect's name

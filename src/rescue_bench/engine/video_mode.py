@@ -90,18 +90,19 @@ class VideoPlan:
         cursor = 0
         views = [(v, "") for v in instance.context] + ([(instance.current, " CURRENT")] if instance.current else [])
         for view, marker in views:
-            text = render_row(view, marker)  # type: ignore[arg-type]
+            text = render_row(view, marker)
             at = user.find(text, cursor)
             if at < 0:  # the prompt layout changed: fail loudly rather than send clips out of place
-                raise RuntimeError(f"row {view.row_index} not found in the prompt of {instance.id}")  # type: ignore[union-attr]
+                raise RuntimeError(f"row {view.row_index} not found in the prompt of {instance.id}")
             end = at + len(text)
             parts.append(ContentText(text=user[cursor:end]))
-            clip = row_clip(self.assets, instance.sample_id, view.row_index).resolve()  # type: ignore[union-attr]
+            clip = row_clip(self.assets, instance.sample_id, view.row_index).resolve()
             parts.append(ContentVideo(video=str(clip), format="mp4"))
             cursor = end
         parts.append(ContentText(text=user[cursor:]))
-        message = base.input[1]
-        base.input = [base.input[0], message.model_copy(update={"content": parts})]
+        system, message = base.input[0], base.input[1]
+        assert not isinstance(system, str) and not isinstance(message, str)  # instance_sample makes chat messages
+        base.input = [system, message.model_copy(update={"content": parts})]
         return base
 
     def report(self) -> dict[str, Any]:
@@ -138,7 +139,7 @@ def plan_video(settings: Any) -> VideoPlan | None:
         if problem:
             raise VideoModeError(problem)
     clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
-    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)  # type: ignore[arg-type]
+    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
     plan = VideoPlan(assets)
     checked: set[Path] = set()
     with_rows = 0  # instances that show at least one row (the others need no clip)

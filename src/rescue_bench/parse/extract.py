@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,7 +142,10 @@ def _loads_lenient(snippet: str) -> tuple[bool, Any]:
     except Exception:  # noqa: BLE001
         pass
     try:
-        value = ast.literal_eval(repaired.replace("\n", " "))
+        with warnings.catch_warnings():  # a reply's "\d" is the model's text, not our code: no SyntaxWarning
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            value = ast.literal_eval(repaired.replace("\n", " "))
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError ...
         return False, None
     if isinstance(value, (dict, list, tuple)):
