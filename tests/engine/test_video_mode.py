@@ -22,7 +22,7 @@ from rescue_bench.testing import DraftResponder, FakeOpenAI, ValidAnswers  # noq
 from rescue_bench.testing.drafts import message_text  # noqa: E402
 from rescue_bench.testing.media import COUPLE, FAMILY, make_segment  # noqa: E402
 
-from .conftest import read_records  # noqa: E402
+from tests.factories import read_records  # noqa: E402
 
 runner = CliRunner()
 MODEL = "openai-video/fake/watcher"
