@@ -7,11 +7,17 @@ Human ratings file (``HUMAN.csv``): a CSV with a header row holding at least the
 ``task``       ``er`` or ``vp`` (must match the record)
 ``human_score`` an integer 1-5 on the judge's rubric; an empty cell means "not rated yet" (skipped
                and counted as ``unrated``)
+``rater``      optional: who rated. With it, an id may appear once per rater (several raters per
+               item, as ``rescue review export-ratings`` writes them)
 =============  ==============================================================================
 
 Other columns are ignored, so the file written by ``rescue agreement sample`` can be filled in and
-passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id) is an
-error naming the file and line.
+passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id, or
+duplicate id and rater) is an error naming the file and line.
+
+With several raters, judge-human agreement pools every (item, rater) pair (with one rater per item
+that is the paper's layout), is also given per rater, and human-human agreement is reported beside
+it (:func:`human_human_stats`: every two raters of an item compared, alpha over the items).
 
 Statistics per task and overall (:func:`agreement_stats`): ``exact`` (share with equal scores),
 ``diff1`` (share with |human - judge| = 1), ``diff2`` (share with |difference| >= 2: the paper's three
@@ -24,6 +30,7 @@ labels 1-5) and Krippendorff's alpha at the ordinal level (``krippendorff`` pack
 from __future__ import annotations
 
 import csv
+import io
 import math
 import warnings
 from collections.abc import Sequence
@@ -37,7 +44,12 @@ from rescue_bench.report.runs import ReportInputError, Run
 
 SCORES = (1, 2, 3, 4, 5)
 HUMAN_COLUMNS = ("id", "task", "human_score")
+RATER_COLUMN = "rater"
 SAMPLE_COLUMNS = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score")
+SAMPLE_REQUIRED = ("id", "task", "gold", "prediction")
+"""Columns :func:`read_sample_csv` needs (the rest of :data:`SAMPLE_COLUMNS` is optional)."""
+RATINGS_COLUMNS = ("id", "task", "sample_id", "scenario", "row", RATER_COLUMN, "human_score")
+"""Columns of the ratings file ``rescue review export-ratings`` writes (``rescue agreement score`` reads it)."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -61,18 +73,18 @@ def quadratic_kappa(human: Sequence[int], judge: Sequence[int]) -> float | None:
 
 
 def ordinal_alpha(human: Sequence[int], judge: Sequence[int]) -> float | None:
-    import krippendorff
+    """Krippendorff's alpha (ordinal, values 1-5) of paired scores, each pair one unit."""
+    return score_alpha([{"human": h, "judge": j} for h, j in zip(human, judge)])
 
-    if not human or len(set(human) | set(judge)) < 2:
+
+def score_alpha(items: Sequence[dict[str, int]]) -> float | None:
+    """Krippendorff's alpha (ordinal, values 1-5) of items rated by any raters (``{rater: score}``)."""
+    from rescue_bench.metrics.agreement import Unit, krippendorff_alpha, value_counts
+
+    units = [Unit("", item) for item in items]
+    if not units:
         return None
-    data = np.array([list(human), list(judge)], dtype=float)
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=list(SCORES))
-    except (ValueError, ZeroDivisionError):
-        return None
-    return _nan_to_none(float(value))
+    return krippendorff_alpha(value_counts(units, SCORES), "ordinal", SCORES)
 
 
 def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any]:
@@ -94,6 +106,27 @@ def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any
     out["mae"] = sum(diffs) / n if n else None
     out["kappa_quadratic"] = quadratic_kappa(human, judge)
     out["krippendorff_alpha_ordinal"] = ordinal_alpha(human, judge)
+    return out
+
+
+def human_human_stats(items: Sequence[dict[str, int]]) -> dict[str, Any]:
+    """Agreement between human raters: ``items`` are ``{rater: score}`` for items rated by two or more.
+
+    Every two raters of an item give one pair: ``exact`` / ``diff1`` / ``diff2`` / ``mae`` over the
+    pairs (as :func:`agreement_stats`); ``krippendorff_alpha_ordinal`` over the items (raters may
+    differ between items); ``kappa_quadratic`` only when the same two raters rated every item
+    (Cohen's kappa assumes two fixed raters), else ``None``.
+    """
+    from itertools import combinations
+
+    rated = [item for item in items if len(item) >= 2]
+    pairs = [(item[a], item[b]) for item in rated for a, b in combinations(sorted(item), 2)]
+    out = agreement_stats([a for a, _ in pairs], [b for _, b in pairs])
+    raters = sorted({r for item in rated for r in item})
+    out.update(items=len(rated), pairs=len(pairs), raters=raters)
+    out["krippendorff_alpha_ordinal"] = score_alpha(rated)
+    two = len(raters) == 2 and all(len(item) == 2 for item in rated)
+    out["kappa_quadratic"] = out["kappa_quadratic"] if two else None
     return out
 
 
@@ -123,7 +156,8 @@ def _score(text: str) -> int | None:
 
 
 def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "line"}``."""
+    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "rater", "line"}``
+    (``rater`` is ``""`` without a rater column)."""
     path = Path(path)
     if not path.is_file():
         raise ReportInputError(path, "no such file")
@@ -136,21 +170,25 @@ def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     missing = [c for c in HUMAN_COLUMNS if c not in header]
     if missing:
         raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
+    with_rater = RATER_COLUMN in header
     rows: list[dict[str, Any]] = []
     unrated = 0
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for raw in reader:
         line = reader.line_num
         row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
         if None in raw:
             raise ReportInputError(path, "more cells than header columns", line)
         rid, task = row["id"].strip(), row["task"].strip().lower()
+        rater = row.get(RATER_COLUMN, "").strip()
         if not rid and not task and not row["human_score"].strip():
             continue
         if not rid:
             raise ReportInputError(path, "empty id", line)
         if task not in JUDGED_TASKS:
             raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
+        if with_rater and not rater:
+            raise ReportInputError(path, "empty rater", line)
         try:
             score = _score(row["human_score"])
         except ValueError:
@@ -160,18 +198,88 @@ def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
             continue
         if score not in SCORES:
             raise ReportInputError(path, f"human_score must be an integer 1-5, got {score}", line)
-        if rid in seen:
-            raise ReportInputError(path, f"duplicate id {rid!r} (first on line {seen[rid]})", line)
-        seen[rid] = line
-        rows.append({"id": rid, "task": task, "human_score": score, "line": line})
+        if (rid, rater) in seen:
+            who = f" by rater {rater!r}" if with_rater else ""
+            raise ReportInputError(path, f"duplicate id {rid!r}{who} (first on line {seen[(rid, rater)]})", line)
+        seen[(rid, rater)] = line
+        rows.append({"id": rid, "task": task, "human_score": score, "rater": rater, "line": line})
     return rows, unrated
 
 
+def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
+    """The items of a sample written by ``rescue agreement sample`` (what raters are shown).
+
+    Returns ``{"id", "task", "sample_id", "scenario", "row", "gold", "prediction", "line"}`` per
+    line, in file order. The judge's score and any other column are *not* returned: what a rater may
+    see is decided here, once (the blind rule of the rating questionnaire). Problems (missing
+    column, empty id, a task other than er/vp, a duplicate id, an empty reference or answer, a row
+    that is not a number) name the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ReportInputError(path, "no such file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted cells may hold line breaks
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in SAMPLE_REQUIRED if c not in header]
+    if missing:
+        raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (a sample from `rescue agreement sample` has {', '.join(SAMPLE_COLUMNS)})", 1)
+    items: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for raw in reader:
+        line = reader.line_num
+        if None in raw:
+            raise ReportInputError(path, "more cells than header columns", line)
+        row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
+        if not any(v.strip() for v in row.values()):
+            continue
+        rid, task = row["id"].strip(), row["task"].strip().lower()
+        if not rid:
+            raise ReportInputError(path, "empty id", line)
+        if task not in JUDGED_TASKS:
+            raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
+        if rid in seen:
+            raise ReportInputError(path, f"duplicate id {rid!r} (first on line {seen[rid]})", line)
+        seen[rid] = line
+        for column in ("gold", "prediction"):
+            if not row[column].strip():
+                raise ReportInputError(path, f"empty {column} for id {rid!r}", line)
+        number = row.get("row", "").strip()
+        if number and not number.isdigit():
+            raise ReportInputError(path, f"row must be a row number, got {number!r}", line)
+        items.append(
+            {
+                "id": rid,
+                "task": task,
+                "sample_id": row.get("sample_id", "").strip(),
+                "scenario": row.get("scenario", "").strip(),
+                "row": int(number) if number else None,
+                "gold": row["gold"],
+                "prediction": row["prediction"],
+                "line": line,
+            }
+        )
+    if not items:
+        raise ReportInputError(path, "no items (an empty sample)")
+    return items
+
+
 def agreement(path: str | Path, run: Run) -> dict[str, Any]:
-    """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores."""
+    """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores.
+
+    Keys ``er``, ``vp``, ``overall``: :func:`agreement_stats` over every (item, rater) pair. With a
+    rater column: ``raters`` (the same per rater) and, where an item has two or more raters,
+    ``human_human`` (:func:`human_human_stats` per task and overall).
+    """
     rows, unrated = read_human_csv(path)
     records = judged_records(run)
     pairs: dict[str, list[tuple[int, int]]] = {t: [] for t in JUDGED_TASKS}
+    per_rater: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    per_item: dict[str, dict[str, int]] = {}
+    item_task: dict[str, str] = {}
     for row in rows:
         record = records.get(row["id"])
         if record is None:
@@ -182,11 +290,26 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
         if not isinstance(judge, int) or isinstance(judge, bool) or judge not in SCORES:
             raise ReportInputError(run.path / "results" / f"{record['task']}.jsonl", f"judge_score {judge!r} of {row['id']!r} is not an integer 1-5")
         pairs[row["task"]].append((row["human_score"], judge))
-    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated}
-    for task in JUDGED_TASKS:
-        out[task] = agreement_stats([h for h, _ in pairs[task]], [j for _, j in pairs[task]])
-    everything = pairs["er"] + pairs["vp"]
-    out["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
+        per_rater.setdefault(row["rater"], {t: [] for t in JUDGED_TASKS})[row["task"]].append((row["human_score"], judge))
+        per_item.setdefault(row["id"], {})[row["rater"]] = row["human_score"]
+        item_task[row["id"]] = row["task"]
+    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows)}
+
+    def by_task(found: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
+        result = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
+        everything = [p for task in JUDGED_TASKS for p in found[task]]
+        result["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
+        return result
+
+    out.update(by_task(pairs))
+    named = sorted(r for r in per_rater if r)
+    out["raters"] = {name: by_task(per_rater[name]) for name in named} if len(named) > 1 else {}
+    several = {rid: item for rid, item in per_item.items() if len(item) >= 2}
+    if several:
+        out["human_human"] = {task: human_human_stats([item for rid, item in several.items() if item_task[rid] == task]) for task in JUDGED_TASKS}
+        out["human_human"]["overall"] = human_human_stats(list(several.values()))
+    else:
+        out["human_human"] = None
     from rescue_bench.reference import paper_reference
 
     out["paper_table12"] = paper_reference().get("table12_judge_vs_human")
