@@ -93,7 +93,7 @@ def _num(value: Any, digits: int = 3) -> str:
 
 @command(agreement_app, "score")
 def score_command(
-    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated).", show_default=False),
+    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated), optionally rater.", show_default=False),
     run_dir: Path = typer.Argument(..., help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
 ) -> None:
@@ -106,15 +106,23 @@ def score_command(
 
     run = load_run(run_dir)
     result = agreement(human_csv, run)
-    table = Table(title=f"Judge vs human scores: {run.model}")
+    table = Table(title=f"Judge vs human scores (Table 12): {run.model}")
     for col in ("scope", "n", "exact", "|d|=1", "|d|>=2", "MAE", "kappa(q)", "alpha(ord)"):
         table.add_column(col, justify="left" if col == "scope" else "right")
-    for scope in ("er", "vp", "overall"):
-        s = result[scope]
+
+    def add(label: str, s: dict[str, Any]) -> None:
         table.add_row(
-            scope.upper() if scope != "overall" else "overall", str(s["n"]), _pct(s["exact"]), _pct(s["diff1"]),
-            _pct(s["diff2"]), _num(s["mae"]), _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
+            label, str(s["n"]), _pct(s["exact"]), _pct(s["diff1"]), _pct(s["diff2"]), _num(s["mae"]),
+            _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
         )
+
+    for scope in ("er", "vp", "overall"):
+        add(f"judge-human {scope.upper() if scope != 'overall' else 'overall'}", result[scope])
+    for rater, stats in result.get("raters", {}).items():
+        add(f"judge-{rater} overall", stats["overall"])
+    if result.get("human_human"):
+        for scope in ("er", "vp", "overall"):
+            add(f"human-human {scope.upper() if scope != 'overall' else 'overall'}", result["human_human"][scope])
     paper = result.get("paper_table12") or {}
     if paper.get("samples"):
         n = paper["samples"]
@@ -124,6 +132,8 @@ def score_command(
         )
     Console().print(table)
     typer.echo("kappa(q): Cohen's kappa, quadratic weights; alpha(ord): Krippendorff's alpha, ordinal; |d|>=2 includes larger differences.")
+    if result.get("human_human"):
+        typer.echo("judge-human pools every (item, rater) pair; human-human compares every two raters of an item (n = pairs; kappa only for two fixed raters).")
     if result["unrated"]:
         typer.echo(f"{result['unrated']} row(s) without a human score were skipped.")
     if json_out:

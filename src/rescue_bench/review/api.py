@@ -60,6 +60,7 @@ class SegmentOut(BaseModel):
     status: str = Field(description="open | discarded")
     progress: str = Field(description="todo | in_progress | done | discarded")
     status_reason: Optional[str] = None
+    mode: str = Field("shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
     assignees: Optional[list[str]] = Field(None, description="admins only")
 
 
@@ -180,6 +181,7 @@ def get_segment(segment: str, request: Request) -> dict[str, Any]:
             "participants": seg.participants,
             "status": seg.status,
             "status_reason": seg.status_reason,
+            "mode": seg.review_mode,
             "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
             "comments": edits.comments(session, seg),
             "assignees": access.assignees(session, seg) if user.is_admin else None,
@@ -224,7 +226,8 @@ def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, 
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
-        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index))
+        own_copy = access.copy_id_for(session, user, seg) if seg.review_mode == "independent" and not user.is_admin else None
+        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own_copy)
 
 
 @router.get("/segments/{segment}/comments")
@@ -300,9 +303,12 @@ def get_users(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False) -> Response:
+def export(request: Request, include_discarded: bool = False, annotator: Optional[str] = None) -> Response:
+    """The release: adjudicated value, else a single annotator's, else the draft (``annotator``: one
+    annotator's version of the segments they have a copy of)."""
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         require_admin(user)
-        body = "".join(store.export_lines(session, include_discarded=include_discarded))
+        person = users.get_user(session, annotator) if annotator else None
+        body = "".join(store.export_lines(session, include_discarded=include_discarded, annotator=person))
     return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

@@ -167,7 +167,7 @@ class GuardMiddleware:
 
 def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     """The ASGI app for ``config`` (the database must be initialised: ``rescue review init``)."""
-    from rescue_bench.review import api, pages
+    from rescue_bench.review import api, overlap_routes, pages, rating_routes
 
     db = Database(config.db_url)
     if check:
@@ -196,7 +196,11 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     )
     app.state.review = review_state
     app.include_router(api.router)
+    app.include_router(overlap_routes.api)
+    app.include_router(rating_routes.api)
     app.include_router(pages.router)
+    app.include_router(overlap_routes.pages)
+    app.include_router(rating_routes.pages)
     app.mount("/static", StaticFiles(directory=str(resources.files("rescue_bench.review").joinpath("static"))), name="static")
     _mount_docs(app)
 
