@@ -13,10 +13,11 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .helpers import Deployment, fresh_database, make_assets, setup_database, start_server
+from .helpers import CHROMIUM, CHROMIUM_ARGS, Deployment, fresh_database, make_assets, setup_database, start_server
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "rescue_bench" / "data" / "demo" / "demo.jsonl"
 DEMO_IDS = [json.loads(line)["sample_id"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -77,3 +78,15 @@ def empty_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, uninitialised database URL on each backend (service tests)."""
     with fresh_database(request.param, tmp_path) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright (skipped with a reason when either is missing)."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium not installed")
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -49,6 +49,10 @@ def test_two_annotators_review_one_segment_blind_then_an_admin_adjudicates_and_e
         for path in (f"/api/segments/{key}/rows/2", f"/api/segments/{key}/rows/2/audit", f"/segments/{key}/rows/2", f"/segments/{key}", f"/api/segments/{key}", "/"):
             assert hidden not in c.get(path).text, path
         assert c.get(f"/api/segments/{key}/rows/2/others").status_code == 403
+    # a comment can quote a value: the other annotator does not read it either (admins do)
+    assert carol.post(f"/api/segments/{key}/comments", {"text": "carol-note: I heard it as sharp", "row": 2}).status_code == 201
+    assert "carol-note" not in dave.get(f"/api/segments/{key}/comments").text and "carol-note" not in dave.get(f"/segments/{key}/rows/2").text
+    assert "carol-note" in admin.get(f"/api/segments/{key}/comments").text and "carol-note" in carol.get(f"/segments/{key}").text
     final = admin.get(f"/api/segments/{key}/rows/2").json()
     assert final["version"] == 0 and final["row"] == final["draft"]
     # the admin sees the disputes side by side
@@ -88,6 +92,7 @@ def test_two_annotators_review_one_segment_blind_then_an_admin_adjudicates_and_e
     names = {c["name"]: c["row"]["tone_of_voice"] for c in others.json()["copies"]}
     assert names == {"dave": "dave-only-tone", "final": "flat, then sharp"} and "tone_of_voice" in others.json()["fields"]
     assert "dave-only-tone" in carol.get(f"/segments/{key}/rows/2").text  # and the row page shows them
+    assert "carol-note" in dave.get(f"/api/segments/{key}/comments").text
     assert admin.put("/api/settings/reveal", {"reveal": "sometimes"}).status_code == 422
     admin.put("/api/settings/reveal", {"reveal": "adjudicated"})
     assert carol.get(f"/api/segments/{key}/rows/2/others").status_code == 403  # 17 rows still to adjudicate
@@ -143,7 +148,7 @@ def _sample(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def questionnaire(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> str:
-    from rescue_bench.report.agreement import read_sample_csv
+    from rescue_bench.judge_ratings import read_sample_csv
     from rescue_bench.review import ratings
     from rescue_bench.review.db import Database
     from rescue_bench.review.users import get_user

@@ -247,13 +247,16 @@ def assign(
             summary = _service(lambda: access.assign_overlap(session, overlap, seed=seed, annotators=people or None, segments=chosen))
         else:
             changed = 0
+            op = access.unassign if remove else access.assign
             for seg in found:
                 for person in people:
-                    op = access.unassign if remove else access.assign
                     changed += bool(_service(lambda s=seg, p=person: op(session, s, p, by=None)))
     if overlap is None:
         names = ", ".join(user or [])
-        typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment assignment(s) {'from' if remove else 'to'} {names}")
+        if len(people) == 1:
+            typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment(s) {'from' if remove else 'to'} {names}")
+        else:
+            typer.echo(f"{'removed' if remove else 'made'} {changed} assignment(s) {'of' if remove else 'for'} {names}")
         return
     typer.echo(f"overlap {summary.k}: {len(summary.added)} assignment(s) made over {summary.segments} segment(s); {len(summary.switched)} switched to independent copies")
     for sample_id in summary.skipped:
@@ -395,7 +398,7 @@ def import_ratings(
     rater: Optional[list[str]] = typer.Option(None, "--rater", help="A user who rates every item (repeatable; several raters per item are allowed)."),
 ) -> None:
     """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the model's name."""
-    from rescue_bench.report.agreement import read_sample_csv
+    from rescue_bench.judge_ratings import read_sample_csv
     from rescue_bench.review import ratings
     from rescue_bench.review.users import get_user
 
@@ -446,7 +449,7 @@ def export_ratings(
 
     from sqlalchemy import func, select
 
-    from rescue_bench.report.agreement import RATINGS_COLUMNS
+    from rescue_bench.judge_ratings import RATINGS_COLUMNS
     from rescue_bench.review import ratings
     from rescue_bench.review.models import RatingSet
 

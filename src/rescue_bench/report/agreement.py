@@ -13,7 +13,8 @@ Human ratings file (``HUMAN.csv``): a CSV with a header row holding at least the
 
 Other columns are ignored, so the file written by ``rescue agreement sample`` can be filled in and
 passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id, or
-duplicate id and rater) is an error naming the file and line.
+duplicate id and rater) is an error naming the file and line. The files themselves are read and
+written by :mod:`rescue_bench.judge_ratings` (the review app's questionnaire uses them too).
 
 With several raters, judge-human agreement pools every (item, rater) pair (with one rater per item
 that is the paper's layout), is also given per rater, and human-human agreement is reported beside
@@ -29,8 +30,6 @@ labels 1-5) and Krippendorff's alpha at the ordinal level (``krippendorff`` pack
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import warnings
 from collections.abc import Sequence
@@ -39,17 +38,36 @@ from typing import Any
 
 import numpy as np
 
+from rescue_bench.judge_ratings import (
+    HUMAN_COLUMNS,
+    RATER_COLUMN,
+    SAMPLE_COLUMNS,
+    SCORES,
+    read_human_csv,
+    read_sample_csv,
+    write_sample,
+)
 from rescue_bench.labels import JUDGED_TASKS
 from rescue_bench.report.runs import ReportInputError, Run
 
-SCORES = (1, 2, 3, 4, 5)
-HUMAN_COLUMNS = ("id", "task", "human_score")
-RATER_COLUMN = "rater"
-SAMPLE_COLUMNS = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score")
-SAMPLE_REQUIRED = ("id", "task", "gold", "prediction")
-"""Columns :func:`read_sample_csv` needs (the rest of :data:`SAMPLE_COLUMNS` is optional)."""
-RATINGS_COLUMNS = ("id", "task", "sample_id", "scenario", "row", RATER_COLUMN, "human_score")
-"""Columns of the ratings file ``rescue review export-ratings`` writes (``rescue agreement score`` reads it)."""
+__all__ = [
+    "HUMAN_COLUMNS",
+    "RATER_COLUMN",
+    "SAMPLE_COLUMNS",
+    "SCORES",
+    "agreement",
+    "agreement_stats",
+    "human_human_stats",
+    "judged_records",
+    "ordinal_alpha",
+    "quadratic_kappa",
+    "read_human_csv",
+    "read_sample_csv",
+    "score_alpha",
+    "stratified_sample",
+    "write_sample",
+]
+
 
 
 # ------------------------------------------------------------------------------------------------
@@ -145,128 +163,6 @@ def judged_records(run: Run) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _score(text: str) -> int | None:
-    text = text.strip()
-    if not text:
-        return None
-    value = float(text)  # ValueError for non-numbers
-    if not value.is_integer():
-        raise ValueError(f"{text!r} is not an integer")
-    return int(value)
-
-
-def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "rater", "line"}``
-    (``rater`` is ``""`` without a rater column)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ReportInputError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in HUMAN_COLUMNS if c not in header]
-    if missing:
-        raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
-    with_rater = RATER_COLUMN in header
-    rows: list[dict[str, Any]] = []
-    unrated = 0
-    seen: dict[tuple[str, str], int] = {}
-    for raw in reader:
-        line = reader.line_num
-        row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
-        if None in raw:
-            raise ReportInputError(path, "more cells than header columns", line)
-        rid, task = row["id"].strip(), row["task"].strip().lower()
-        rater = row.get(RATER_COLUMN, "").strip()
-        if not rid and not task and not row["human_score"].strip():
-            continue
-        if not rid:
-            raise ReportInputError(path, "empty id", line)
-        if task not in JUDGED_TASKS:
-            raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
-        if with_rater and not rater:
-            raise ReportInputError(path, "empty rater", line)
-        try:
-            score = _score(row["human_score"])
-        except ValueError:
-            raise ReportInputError(path, f"human_score must be an integer 1-5, got {row['human_score']!r}", line) from None
-        if score is None:
-            unrated += 1
-            continue
-        if score not in SCORES:
-            raise ReportInputError(path, f"human_score must be an integer 1-5, got {score}", line)
-        if (rid, rater) in seen:
-            who = f" by rater {rater!r}" if with_rater else ""
-            raise ReportInputError(path, f"duplicate id {rid!r}{who} (first on line {seen[(rid, rater)]})", line)
-        seen[(rid, rater)] = line
-        rows.append({"id": rid, "task": task, "human_score": score, "rater": rater, "line": line})
-    return rows, unrated
-
-
-def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
-    """The items of a sample written by ``rescue agreement sample`` (what raters are shown).
-
-    Returns ``{"id", "task", "sample_id", "scenario", "row", "gold", "prediction", "line"}`` per
-    line, in file order. The judge's score and any other column are *not* returned: what a rater may
-    see is decided here, once (the blind rule of the rating questionnaire). Problems (missing
-    column, empty id, a task other than er/vp, a duplicate id, an empty reference or answer, a row
-    that is not a number) name the file and line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ReportInputError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted cells may hold line breaks
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in SAMPLE_REQUIRED if c not in header]
-    if missing:
-        raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (a sample from `rescue agreement sample` has {', '.join(SAMPLE_COLUMNS)})", 1)
-    items: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for raw in reader:
-        line = reader.line_num
-        if None in raw:
-            raise ReportInputError(path, "more cells than header columns", line)
-        row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
-        if not any(v.strip() for v in row.values()):
-            continue
-        rid, task = row["id"].strip(), row["task"].strip().lower()
-        if not rid:
-            raise ReportInputError(path, "empty id", line)
-        if task not in JUDGED_TASKS:
-            raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
-        if rid in seen:
-            raise ReportInputError(path, f"duplicate id {rid!r} (first on line {seen[rid]})", line)
-        seen[rid] = line
-        for column in ("gold", "prediction"):
-            if not row[column].strip():
-                raise ReportInputError(path, f"empty {column} for id {rid!r}", line)
-        number = row.get("row", "").strip()
-        if number and not number.isdigit():
-            raise ReportInputError(path, f"row must be a row number, got {number!r}", line)
-        items.append(
-            {
-                "id": rid,
-                "task": task,
-                "sample_id": row.get("sample_id", "").strip(),
-                "scenario": row.get("scenario", "").strip(),
-                "row": int(number) if number else None,
-                "gold": row["gold"],
-                "prediction": row["prediction"],
-                "line": line,
-            }
-        )
-    if not items:
-        raise ReportInputError(path, "no items (an empty sample)")
-    return items
-
-
 def agreement(path: str | Path, run: Run) -> dict[str, Any]:
     """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores.
 
@@ -296,7 +192,7 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
     out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows)}
 
     def by_task(found: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
-        result = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
+        result: dict[str, Any] = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
         everything = [p for task in JUDGED_TASKS for p in found[task]]
         result["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
         return result
@@ -421,11 +317,3 @@ def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, A
     return rows
 
 
-def write_sample(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(SAMPLE_COLUMNS))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path

@@ -40,7 +40,7 @@ from sqlalchemy.orm import Session
 
 from rescue_bench.data.models import Row
 from rescue_bench.labels import SCENARIOS, group_label
-from rescue_bench.metrics.agreement import Unit, reliability
+from rescue_bench.metrics.agreement import Level, Unit, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci
 from rescue_bench.metrics.stats import mean_statistic
 from rescue_bench.review.edits import EDITABLE_FIELDS
@@ -210,7 +210,7 @@ def _mean_ci(records: list[tuple[str, float]], n_resamples: int, confidence: flo
 
 def _similarities(pairs: Sequence[tuple[str, str, str]], use_bertscore: bool) -> tuple[list[float] | None, str | None]:
     if not use_bertscore:
-        return None, "BERTScore not computed (--no-bertscore)"
+        return None, "BERTScore switched off"
     if not pairs:
         return [], None
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1
@@ -260,7 +260,7 @@ def agreement_report(
                     }
                 )
                 continue
-            level = "nominal" if measure.kind == "nominal" else "interval"
+            level: Level = "nominal" if measure.kind == "nominal" else "interval"
             result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
             report["fields"].append({"field": measure.name, "label": measure.label, "scope": scope, **result.to_json()})
     for scope, scoped in _scopes(list(reviews)):

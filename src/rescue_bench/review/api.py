@@ -183,7 +183,7 @@ def get_segment(segment: str, request: Request) -> dict[str, Any]:
             "status_reason": seg.status_reason,
             "mode": seg.review_mode,
             "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
-            "comments": edits.comments(session, seg),
+            "comments": edits.comments(session, seg, viewer=user),
             "assignees": access.assignees(session, seg) if user.is_admin else None,
         }
 
@@ -234,7 +234,7 @@ def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, 
 def list_comments(segment: str, request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
-        return edits.comments(session, access.get_segment(session, user, segment))
+        return edits.comments(session, access.get_segment(session, user, segment), viewer=user)
 
 
 @router.post("/segments/{segment}/comments", status_code=201)
@@ -303,7 +303,7 @@ def get_users(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False, annotator: Optional[str] = None) -> Response:
+def export(request: Request, include_discarded: bool = False, annotator: str | None = None) -> Response:
     """The release: adjudicated value, else a single annotator's, else the draft (``annotator``: one
     annotator's version of the segments they have a copy of)."""
     with state(request).db.read() as session:

@@ -351,7 +351,7 @@ def add_comment(session: Session, user: User, segment: Segment, text: str, *, po
 
 
 _COMMENTS = (
-    select(Comment, User.username, SegmentRow.position)
+    select(Comment, User.username, SegmentRow.position, User.role)
     .join(User, User.id == Comment.user_id)
     .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
     .where(Comment.segment_id == bindparam("segment_id"))
@@ -359,11 +359,21 @@ _COMMENTS = (
 )
 
 
-def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
+def comments(session: Session, segment: Segment, *, viewer: User | None = None) -> list[dict[str, Any]]:
+    """The segment's comments, oldest first.
+
+    With ``viewer``: what that user may read. An annotator of an independent segment reads only their
+    own comments and the admins' until the others' values are revealed to them (a comment can quote
+    a value, and the copies are meant to be blind).
+    """
+    from rescue_bench.review.access import may_see_others
+
     rows = session.execute(_COMMENTS, {"segment_id": segment.id}).all()
+    blind = viewer is not None and segment.review_mode == "independent" and not may_see_others(session, viewer, segment)
     return [
         {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
-        for c, name, pos in rows
+        for c, name, pos, role in rows
+        if not blind or viewer is None or name == viewer.username or role == "admin"
     ]
 
 

@@ -303,7 +303,7 @@ class RatingItem(Base):
     task: Mapped[str] = mapped_column(String(8))
     sample_id: Mapped[str] = mapped_column(String(1024))
     scenario: Mapped[str] = mapped_column(String(16))
-    row: Mapped[Optional[int]] = mapped_column(Integer)
+    row: Mapped[int | None] = mapped_column(Integer)
     reference: Mapped[str] = mapped_column(Text)
     answer: Mapped[str] = mapped_column(Text)
 
@@ -330,6 +330,6 @@ class Rating(Base):
     item_id: Mapped[int] = mapped_column(ForeignKey("rating_items.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     score: Mapped[int] = mapped_column(Integer)
-    note: Mapped[Optional[str]] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

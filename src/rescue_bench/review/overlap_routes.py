@@ -3,12 +3,13 @@ adjudication and inter-annotator agreement (JSON API under ``/api`` and the admi
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
+from rescue_bench.labels import SCENARIOS
 from rescue_bench.review import access, adjudication
 from rescue_bench.review.agreement import ALL, MEASURES, database_report
 from rescue_bench.review.api import RowOut, require_admin
@@ -25,8 +26,8 @@ pages = APIRouter(include_in_schema=False)
 class OverlapIn(BaseModel):
     k: int = Field(ge=1, le=20, description="annotators per segment; k > 1 gives each an independent copy")
     seed: int = Field(0, description="tie-break order of equally loaded annotators")
-    usernames: Optional[list[str]] = Field(None, description="the annotators to draw from (default: every active annotator)")
-    segments: Optional[list[str]] = Field(None, description="sample ids to assign (default: every open segment)")
+    usernames: list[str] | None = Field(None, description="the annotators to draw from (default: every active annotator)")
+    segments: list[str] | None = Field(None, description="sample ids to assign (default: every open segment)")
 
 
 class ModeIn(BaseModel):
@@ -202,7 +203,8 @@ def agreement_page(
         user = st.auth(session, request)
         require_admin(user)
         report = database_report(session, n_resamples=resamples, use_bertscore=bertscore)
-    scopes = list(dict.fromkeys([f["scope"] for f in report["fields"]] + [c["scope"] for c in report["changes"]])) or [ALL]
+    found = {f["scope"] for f in report["fields"]} | {c["scope"] for c in report["changes"]}
+    scopes = [ALL] + [s for s in SCENARIOS if s in found]
     if scope not in scopes:
         scope = ALL
     labels = {m.name: m.label for m in MEASURES}

@@ -104,7 +104,7 @@ def segment_page(segment: str, request: Request) -> Response:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
         rows = edits.segment_rows(session, user, seg)
-        comments = edits.comments(session, seg)
+        comments = edits.comments(session, seg, viewer=user)
         assigned = access.assignees(session, seg)
         all_users = [u["username"] for u in _users(session)] if user.is_admin else []
     manifest = st.assets.manifest(seg.sample_id)
@@ -142,7 +142,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
         near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
-        comments = [c for c in edits.comments(session, seg) if c["row"] in (None, row_index)]
+        comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
         mine = next(r for r in near if r.position == row_index)
         # a row never saved has no history (comments are listed on their own); an annotator of an
         # independent segment sees the history of their own copy only (the others' values are blind)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -27,7 +27,7 @@ pages = APIRouter(include_in_schema=False)
 
 class RateIn(BaseModel):
     score: int = Field(strict=True, ge=1, le=5, description="1-5 on the judge's rubric")
-    note: Optional[str] = Field(None, max_length=ratings.MAX_NOTE, description="optional remark")
+    note: str | None = Field(None, max_length=ratings.MAX_NOTE, description="optional remark")
 
 
 @api.get("/ratings")
@@ -56,9 +56,9 @@ def rate(set_key: str, position: int, body: RateIn, request: Request) -> dict[st
 
 
 @api.get("/ratings/export", responses={200: {"content": {"text/csv": {}}, "description": "id, task, sample_id, scenario, row, rater, human_score"}})
-def export(request: Request, set: Optional[str] = None) -> Response:  # noqa: A002 - the query parameter's name
+def export(request: Request, set: str | None = None) -> Response:  # noqa: A002 - the query parameter's name
     """The scores as the CSV ``rescue agreement score`` reads (admins)."""
-    from rescue_bench.report.agreement import RATINGS_COLUMNS
+    from rescue_bench.judge_ratings import RATINGS_COLUMNS
 
     with state(request).db.read() as session:
         require_admin(state(request).auth(session, request))

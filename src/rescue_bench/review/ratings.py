@@ -7,7 +7,7 @@ time (the reference annotation, the model's answer, the rubric the judge used) a
 judge's scores of the run and prints Table 12.
 
 The blind rule: a rater never sees the judge's score or the model's name. Neither is stored: the
-sample reader (:func:`rescue_bench.report.agreement.read_sample_csv`) returns no judge score and no
+sample reader (:func:`rescue_bench.judge_ratings.read_sample_csv`) returns no judge score and no
 unknown column, and the set's name (which often names the model) is shown to admins only; a rater
 sees "Questionnaire N". :func:`item_view` builds the only item payload the pages and the API show,
 from an explicit list of keys. Raters do not see each other's scores either.
@@ -71,7 +71,7 @@ def import_ratings(
     by: User | None = None,
     now: datetime | None = None,
 ) -> RatingSet:
-    """A new rating set of ``items`` (from :func:`~rescue_bench.report.agreement.read_sample_csv`),
+    """A new rating set of ``items`` (from :func:`~rescue_bench.judge_ratings.read_sample_csv`),
     rated by ``raters``; nothing is written on an error."""
     name = name.strip()
     if not name or len(name) > 200:
@@ -205,7 +205,7 @@ def item_view(session: Session, user: User, rating_set: RatingSet, position: int
         "score": mine.score if mine else None,
         "note": mine.note if mine else None,
         "rated": len(rated_positions),
-        "next_unrated": (later or unrated or [None])[0],
+        "next_unrated": (later or unrated)[0] if (later or unrated) else None,
     }
     assert tuple(view) == ITEM_KEYS
     return view
@@ -238,7 +238,7 @@ def rate(session: Session, user: User, rating_set: RatingSet, position: int, sco
 
 
 def export_rows(session: Session, rating_set: RatingSet | None = None) -> list[dict[str, Any]]:
-    """The ratings as rows of :data:`~rescue_bench.report.agreement.RATINGS_COLUMNS`: one per item and
+    """The ratings as rows of :data:`~rescue_bench.judge_ratings.RATINGS_COLUMNS`: one per item and
     rater (every rater of the set, and anyone who rated), ``human_score`` empty where not rated yet,
     in set and item order, raters by name."""
     sets = [rating_set] if rating_set is not None else list(session.scalars(select(RatingSet).order_by(RatingSet.id)))
@@ -256,11 +256,11 @@ def export_rows(session: Session, rating_set: RatingSet | None = None) -> list[d
             raters.add(name)
         for item in session.scalars(select(RatingItem).where(RatingItem.set_id == s.id).order_by(RatingItem.position)):
             for name in sorted(raters):
-                score = scores.get((item.id, name))
+                given = scores.get((item.id, name))
                 out.append(
                     {
                         "id": item.record_id, "task": item.task, "sample_id": item.sample_id, "scenario": item.scenario,
-                        "row": "" if item.row is None else item.row, "rater": name, "human_score": "" if score is None else score,
+                        "row": "" if item.row is None else item.row, "rater": name, "human_score": "" if given is None else given,
                     }
                 )
     return out

@@ -45,7 +45,8 @@
       const badge = card.querySelector(".adj-status");
       badge.textContent = "adjudicated";
       badge.className = "badge reviewed adj-status";
-      card.querySelector(".adj-save").textContent = "Adjudicate again";
+      const button = card.querySelector(".adj-save");
+      button.textContent = card.classList.contains("compact") ? "Accept again" : "Adjudicate again";
       toast(`Row ${row} adjudicated`);
       return;
     }
