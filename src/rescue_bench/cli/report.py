@@ -18,7 +18,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, guard
+from rescue_bench.cli._common import command, guard, table_console
 
 # ------------------------------------------------------------------------------------------------
 # rescue report
@@ -98,7 +98,6 @@ def score_command(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
 ) -> None:
     """Exact-match, |difference| 1 and >= 2, MAE, quadratic kappa and ordinal alpha per task and overall."""
-    from rich.console import Console
     from rich.table import Table
 
     from rescue_bench.report.agreement import agreement
@@ -130,7 +129,7 @@ def score_command(
             "paper T12", str(n), _pct(paper["exact"] / n), _pct(paper["diff1"] / n), _pct(paper["diff2"] / n),
             _num(paper.get("mae")), "–", "–",
         )
-    Console().print(table)
+    table_console().print(table)
     typer.echo("kappa(q): Cohen's kappa, quadratic weights; alpha(ord): Krippendorff's alpha, ordinal; |d|>=2 includes larger differences.")
     if result.get("human_human"):
         typer.echo("judge-human pools every (item, rater) pair; human-human compares every two raters of an item (n = pairs; kappa only for two fixed raters).")

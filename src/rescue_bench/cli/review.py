@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import command, fail, load_data
+from rescue_bench.cli._common import command, fail, load_data, table_console
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -341,7 +341,6 @@ def agreement(
     over segments per field and scenario, free-text similarity, and how much reviewers changed the drafts."""
     import json
 
-    from rich.console import Console
     from rich.table import Table
 
     from rescue_bench.review.agreement import database_report
@@ -351,13 +350,14 @@ def agreement(
     if json_out:
         typer.echo(json.dumps(report, indent=2))
         return
-    console = Console()
+    console = table_console()
     console.print(
         f"{report['segments']} segment(s), {report['rows']} row(s) reviewed by two or more annotators "
         f"({', '.join(report['annotators']) or 'none'}); intervals: {100 * confidence:.0f}% bootstrap over segments, {resamples} resamples."
     )
     for note in report["notes"]:
         console.print(f"note: {note}")
+    console.print("Intervals from fewer than 10 segments are rough; a scope with one segment has none (--json lists every note).")
     scopes = list(dict.fromkeys(f["scope"] for f in report["fields"]))
     for scope in scopes:
         table = Table(title=f"Agreement per field: {scope if scope != 'all' else 'all segments'}")

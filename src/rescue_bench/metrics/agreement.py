@@ -39,10 +39,15 @@ import numpy as np
 from rescue_bench.metrics.bootstrap import bootstrap_ci
 from rescue_bench.metrics.stats import AdditiveStatistic
 
+FEW_CLUSTERS = 10
+"""Below this many segments a bootstrap interval is flagged as rough: with k segments there are only
+C(2k-1, k) distinct resamples (3 for two segments), and percentile intervals are too narrow."""
+
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 __all__ = [
+    "FEW_CLUSTERS",
     "LEVELS",
     "Level",
     "Reliability",
@@ -285,6 +290,8 @@ def reliability(
     intervals = n_resamples if len(clusters) >= 2 else 0
     if len(clusters) < 2 and n_resamples > 0:
         result.notes.append("one segment only: no confidence interval")
+    elif len(clusters) < FEW_CLUSTERS and n_resamples > 0:
+        result.notes.append(f"only {len(clusters)} segments: the interval is rough")
     domain = _domain(pairable, level)
     counts = value_counts(pairable, domain)
     numeric_domain = None if level == "nominal" else list(domain)
