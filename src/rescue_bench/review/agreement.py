@@ -209,16 +209,20 @@ def _mean_ci(records: list[tuple[str, float]], n_resamples: int, confidence: flo
 
 
 def _similarities(pairs: Sequence[tuple[str, str, str]], use_bertscore: bool) -> tuple[list[float] | None, str | None]:
+    """BERTScore F1 of each pair (``None`` and why, when not computed). Each distinct pair of texts is
+    scored once; identical texts score 1 without running the model (their F1 is 1 up to rounding)."""
     if not use_bertscore:
         return None, "BERTScore switched off"
     if not pairs:
         return [], None
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1
 
+    todo = sorted({(a, b) for _, a, b in pairs if a != b})
     try:
-        return bertscore_f1([a for _, a, _ in pairs], [b for _, _, b in pairs]), None
+        scores = dict(zip(todo, bertscore_f1([a for a, _ in todo], [b for _, b in todo]))) if todo else {}
     except BertScoreUnavailable as exc:
         return None, str(exc)
+    return [1.0 if a == b else scores[(a, b)] for _, a, b in pairs], None
 
 
 def agreement_report(
@@ -244,22 +248,26 @@ def agreement_report(
     }
     if not compared:
         report["notes"].append("no row was reviewed by two or more annotators in independent copies yet")
+    scenario_of = {r.segment: r.scenario for r in compared}
     for measure in MEASURES:
-        for scope, scoped in _scopes(compared):
-            if measure.kind == "text":
-                pairs = text_pairs(measure, scoped)
-                exact = [(seg, float(normalise_text(a) == normalise_text(b))) for seg, a, b in pairs]
+        if measure.kind == "text":
+            # scored once over every scope's pairs (the scenario scopes are subsets of "all")
+            pairs = text_pairs(measure, compared)
+            sims, note = _similarities(pairs, use_bertscore)
+            for scope, _ in _scopes(compared):
+                chosen = [i for i, p in enumerate(pairs) if scope == ALL or scenario_of[p[0]] == scope]
+                exact = [(pairs[i][0], float(normalise_text(pairs[i][1]) == normalise_text(pairs[i][2]))) for i in chosen]
                 share, share_ci = _mean_ci(exact, n_resamples, confidence, seed)
-                sims, note = _similarities(pairs, use_bertscore)
-                bert, bert_ci = (None, None) if sims is None else _mean_ci([(p[0], s) for p, s in zip(pairs, sims)], n_resamples, confidence, seed)
+                bert, bert_ci = (None, None) if sims is None else _mean_ci([(pairs[i][0], sims[i]) for i in chosen], n_resamples, confidence, seed)
                 report["text"].append(
                     {
-                        "field": measure.name, "label": measure.label, "scope": scope, "pairs": len(pairs),
-                        "segments": len({p[0] for p in pairs}), "exact": share, "exact_ci": share_ci,
+                        "field": measure.name, "label": measure.label, "scope": scope, "pairs": len(chosen),
+                        "segments": len({pairs[i][0] for i in chosen}), "exact": share, "exact_ci": share_ci,
                         "bertscore": bert, "bertscore_ci": bert_ci, "note": note,
                     }
                 )
-                continue
+            continue
+        for scope, scoped in _scopes(compared):
             level: Level = "nominal" if measure.kind == "nominal" else "interval"
             result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
             report["fields"].append({"field": measure.name, "label": measure.label, "scope": scope, **result.to_json()})
