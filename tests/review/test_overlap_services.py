@@ -359,3 +359,18 @@ def test_rating_questionnaire_is_blind_and_exports_every_rater(db: Database, tmp
         view = ratings.item_view(s, get_user(s, "ann"), ratings.find_set(s, key), 1)
         assert view["score"] == 5 and view["note"] == "closer than it looks" and view["rated"] == 2 and view["next_unrated"] == 2
         assert s.scalars(select(AuditEntry.id)).first() is not None
+
+
+def test_an_admin_who_annotates_a_segment_reads_their_own_copy(db: Database):
+    _independent(db, [COUPLE[0]], people=("ann", "admin"))
+    _save(db, "admin", COUPLE[0], 2, {"tone_of_voice": "admin as annotator"})
+    _save(db, "ann", COUPLE[0], 2, {"tone_of_voice": "ann's"})
+    with db.read() as s:
+        admin, seg = get_user(s, "admin"), _seg(s)
+        assert access.copy_for(s, admin, seg).kind == "annotator"
+        assert edits.read_row(s, admin, seg, 2).row["tone_of_voice"] == "admin as annotator"
+        others = adjudication.other_copies(s, admin, seg, 2)
+        assert others is not None
+        assert {c["name"]: c["row"]["tone_of_voice"] for c in others["copies"]} == {"ann": "ann's", "final": adjudication.compare_row(s, seg, 2).draft["tone_of_voice"]}
+        # the comparison an adjudicator uses still lists both annotators
+        assert [c.annotator for c in adjudication.compare_row(s, seg, 2).copies] == ["admin", "ann"]

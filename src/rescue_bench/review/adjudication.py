@@ -284,15 +284,18 @@ def other_copies(session: Session, user: User, segment: Segment, position: int) 
     (:func:`~rescue_bench.review.access.may_see_others`) or the segment has a single copy; else the
     other annotators' values and the final one, and the fields where any of them differs from the
     copy ``user`` is looking at."""
-    from rescue_bench.review.access import may_see_others
+    from rescue_bench.review.access import copy_for, may_see_others
     from rescue_bench.review.edits import read_row
 
     if segment.review_mode != "independent" or not may_see_others(session, user, segment):
         return None
     item = compare_row(session, segment, position)
     mine = read_row(session, user, segment, position).row
-    copies: list[dict[str, Any]] = [{"name": c.annotator, "reviewed": c.reviewed, "row": c.row} for c in item.copies if c.annotator != user.username]
-    if not user.is_admin:
+    reads_final = copy_for(session, user, segment).kind == "final"  # admins, unless they annotate it themselves
+    copies: list[dict[str, Any]] = [
+        {"name": c.annotator, "reviewed": c.reviewed, "row": c.row} for c in item.copies if reads_final or c.annotator != user.username
+    ]
+    if not reads_final:
         copies.append({"name": "final", "reviewed": item.adjudicated, "row": item.final})
     differs = [name for name in EDITABLE_FIELDS if any(_key(c["row"], name) != _key(mine, name) for c in copies)]
     return {"copies": copies, "fields": differs, "adjudicated": item.adjudicated}

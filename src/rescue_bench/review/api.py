@@ -226,7 +226,8 @@ def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, 
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
-        own_copy = access.copy_id_for(session, user, seg) if seg.review_mode == "independent" and not user.is_admin else None
+        editing = access.copy_for(session, user, seg)
+        own_copy = editing.id if seg.review_mode == "independent" and editing.kind != "final" else None
         return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own_copy)
 
 
