@@ -44,5 +44,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temporary response cache and a fake key, so tests never share cached answers."""
     monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_API_KEY", "sk-test-not-a-real-key")  # the loopback server's provider
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     return tmp_path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -11,8 +10,7 @@ import pytest
 pytest.importorskip("av", reason="PyAV (the av package) is needed to make and cut test media")
 
 from rescue_bench.testing.media import COUPLE, FAMILY, make_segment  # noqa: E402
-
-SMALL = (160, 120)
+from tests.annotate.helpers import SMALL  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -49,22 +47,3 @@ def assets(prepared, tmp_path) -> Path:
     dest = tmp_path / "assets"
     shutil.copytree(prepared, dest)
     return dest
-
-
-@pytest.fixture()
-def isolated_env(tmp_path, monkeypatch):
-    """A private response cache and a fake key for the loopback server's provider."""
-    monkeypatch.setenv("RESCUE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("FAKE_API_KEY", "sk-test-not-a-real-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    return tmp_path
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` with its bytes (to show a command changed nothing)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

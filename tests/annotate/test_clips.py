@@ -11,8 +11,7 @@ from typer.testing import CliRunner
 from rescue_bench.annotate import probe, row_clip, row_keyframe
 from rescue_bench.cli import app
 from rescue_bench.testing import DraftResponder, FakeOpenAI
-
-from .conftest import read_jsonl
+from tests.annotate.helpers import read_jsonl
 
 runner = CliRunner()
 

@@ -12,8 +12,7 @@ from rescue_bench.annotate import load_assets, probe
 from rescue_bench.cli import app
 from rescue_bench.testing import DraftResponder, FakeOpenAI
 from rescue_bench.testing.drafts import message_text
-
-from .conftest import read_jsonl
+from tests.annotate.helpers import read_jsonl
 
 runner = CliRunner()
 MODEL = "openai-video/fake/drafter"

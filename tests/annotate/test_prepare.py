@@ -11,8 +11,7 @@ from typer.testing import CliRunner
 from rescue_bench.annotate import load_assets, probe
 from rescue_bench.cli import app
 from rescue_bench.testing.media import COUPLE, FAMILY, Line, Script, make_segment, make_video, write_srt
-
-from .conftest import SMALL, tree
+from tests.annotate.helpers import SMALL, tree
 
 runner = CliRunner()
 

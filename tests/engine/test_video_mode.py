@@ -21,7 +21,6 @@ from rescue_bench.tasks import BuildOptions, build_instances  # noqa: E402
 from rescue_bench.testing import DraftResponder, FakeOpenAI, ValidAnswers  # noqa: E402
 from rescue_bench.testing.drafts import message_text  # noqa: E402
 from rescue_bench.testing.media import COUPLE, FAMILY, make_segment  # noqa: E402
-
 from tests.factories import read_records  # noqa: E402
 
 runner = CliRunner()

@@ -13,10 +13,22 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.review.helpers import COUPLE, DEMO, FAMILY, Deployment, fresh_database, make_assets, setup_database, start_server
+from tests.review.helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    COUPLE,
+    DEMO,
+    FAMILY,
+    Deployment,
+    fresh_database,
+    make_assets,
+    setup_database,
+    start_server,
+)
 
 USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator", "carol": "annotator", "dave": "annotator"}
 ASSIGN = {"alice": COUPLE[:3], "bob": [COUPLE[0], FAMILY[0]], "dave": COUPLE[3:5]}
@@ -75,3 +87,15 @@ def empty_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, uninitialised database URL on each backend (service tests)."""
     with fresh_database(request.param, tmp_path) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium driven by Playwright (skipped with a reason when either is missing)."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium not installed")
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -27,6 +27,8 @@ FAMILY = [i for i in DEMO_IDS if i.startswith("demo_family/")]
 PG_ENV = "RESCUE_TEST_POSTGRES_URL"
 PASSWORD = "correct horse battery"
 CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1366, "height": 768}
+"""A laptop screen: every page is judged at this size."""
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -260,3 +262,45 @@ class Deployment:
             resp = c.login(username)
             assert resp.status_code == 200, resp.text
         return c
+
+
+# ------------------------------------------------------------------------------------------------
+# a real browser (Playwright driving Debian's chromium; the `browser` fixture is in conftest.py)
+# ------------------------------------------------------------------------------------------------
+
+
+class Page:
+    """A logged-in page that fails the test on any JavaScript error.
+
+    The app's Content-Security-Policy stays on (no ``bypass_csp``): waits use selectors, since
+    Playwright's string predicates would need ``unsafe-eval``; a CSP violation by the app itself
+    shows up as a console error and fails the test.
+    """
+
+    def __init__(self, browser: Any, site: Deployment, username: str):
+        self.context = browser.new_context(viewport=VIEWPORT)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" and "Content Security Policy" in m.text else None)
+        self.base = site.server.base_url
+        self.page.goto(self.base + "/login")
+        self.page.fill("#username", username)
+        self.page.fill("#password", PASSWORD)
+        self.page.click("#login-submit")
+        self.page.wait_for_url(self.base + "/")
+
+    def goto(self, path: str) -> None:
+        self.page.goto(self.base + path)
+        self.page.wait_for_load_state("domcontentloaded")
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(ARTIFACTS / name))
+
+    def close(self) -> None:
+        assert not self.errors, self.errors
+        self.context.close()
+
+

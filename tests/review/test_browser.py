@@ -8,69 +8,22 @@ the pages go to test-artifacts/review/ (git-ignored) for a reviewer to look at.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, COUPLE, PASSWORD, Deployment
+from tests.review.helpers import ARTIFACTS, CHROMIUM, COUPLE, Deployment, Page
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
     pytest.mark.timeout(600),
 ]
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
-
-VIEWPORT = {"width": 1366, "height": 768}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
+pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
 
 @pytest.fixture(scope="module")
 def site(sqlite_deployment: Deployment) -> Deployment:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return sqlite_deployment
-
-
-class Page:
-    """A logged-in page that fails the test on any JavaScript error.
-
-    The app's Content-Security-Policy stays on (no ``bypass_csp``): waits use selectors, since
-    Playwright's string predicates would need ``unsafe-eval``; a CSP violation by the app itself
-    shows up as a console error and fails the test.
-    """
-
-    def __init__(self, browser: Any, site: Deployment, username: str):
-        self.context = browser.new_context(viewport=VIEWPORT)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" and "Content Security Policy" in m.text else None)
-        self.base = site.server.base_url
-        self.page.goto(self.base + "/login")
-        self.page.fill("#username", username)
-        self.page.fill("#password", PASSWORD)
-        self.page.click("#login-submit")
-        self.page.wait_for_url(self.base + "/")
-
-    def goto(self, path: str) -> None:
-        self.page.goto(self.base + path)
-        self.page.wait_for_load_state("domcontentloaded")
-
-    def shot(self, name: str) -> None:
-        self.page.screenshot(path=str(ARTIFACTS / name))
-
-    def close(self) -> None:
-        assert not self.errors, self.errors
-        self.context.close()
 
 
 def _segment_key(site: Deployment, sample_id: str) -> str:

@@ -107,7 +107,7 @@ def test_serve_refuses_a_database_that_is_not_initialised_and_masks_passwords(tm
 
 
 def test_import_with_assets_reports_what_it_found_and_serve_remembers_the_folder(tmp_path: Path):
-    from .helpers import make_assets
+    from tests.review.helpers import make_assets
 
     rows = json.loads(DEMO.read_text(encoding="utf-8").splitlines()[0])["rows"]
     assets = tmp_path / "assets"
@@ -131,7 +131,7 @@ def test_import_with_assets_reports_what_it_found_and_serve_remembers_the_folder
 def test_serve_with_two_workers_on_postgresql_shares_sessions_and_throttling(tmp_path: Path):
     """Several worker processes against one PostgreSQL: a session made by one worker works on the
     others, and a save through one is seen by all (nothing lives in a process's memory)."""
-    from .helpers import PASSWORD, fresh_database, setup_database
+    from tests.review.helpers import PASSWORD, fresh_database, setup_database
 
     with fresh_database("postgresql", tmp_path) as url:
         setup_database(url, users={"admin": "admin"}, clips_file=DEMO)

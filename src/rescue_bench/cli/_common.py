@@ -168,3 +168,13 @@ def load_data(data: Sequence[Path] | None, repair_mojibake: bool = False) -> lis
     from rescue_bench.data.load import load_clips
 
     return load_clips(list(data) if data else None, repair_mojibake=repair_mojibake)
+
+
+def table_console() -> Any:
+    """A rich console for tables: the terminal's width, or 140 columns when the output is not a
+    terminal (rich's 80 would wrap every wide table of a piped or logged command)."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=140)

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, guard
+from rescue_bench.cli._common import command, guard, table_console
 
 # ------------------------------------------------------------------------------------------------
 # rescue report
@@ -94,12 +94,11 @@ def _num(value: Any, digits: int = 3) -> str:
 
 @command(agreement_app, "score")
 def score_command(
-    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated).", show_default=False),
+    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated), optionally rater.", show_default=False),
     run_dir: Path = typer.Argument(..., help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
 ) -> None:
     """Exact-match, |difference| 1 and >= 2, MAE, quadratic kappa and ordinal alpha per task and overall."""
-    from rich.console import Console
     from rich.table import Table
 
     from rescue_bench.report.agreement import agreement
@@ -107,15 +106,23 @@ def score_command(
 
     run = load_run(run_dir)
     result = agreement(human_csv, run)
-    table = Table(title=f"Judge vs human scores: {run.model}")
+    table = Table(title=f"Judge vs human scores (Table 12): {run.model}")
     for col in ("scope", "n", "exact", "|d|=1", "|d|>=2", "MAE", "kappa(q)", "alpha(ord)"):
         table.add_column(col, justify="left" if col == "scope" else "right")
-    for scope in ("er", "vp", "overall"):
-        s = result[scope]
+
+    def add(label: str, s: dict[str, Any]) -> None:
         table.add_row(
-            scope.upper() if scope != "overall" else "overall", str(s["n"]), _pct(s["exact"]), _pct(s["diff1"]),
-            _pct(s["diff2"]), _num(s["mae"]), _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
+            label, str(s["n"]), _pct(s["exact"]), _pct(s["diff1"]), _pct(s["diff2"]), _num(s["mae"]),
+            _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
         )
+
+    for scope in ("er", "vp", "overall"):
+        add(f"judge-human {scope.upper() if scope != 'overall' else 'overall'}", result[scope])
+    for rater, stats in result.get("raters", {}).items():
+        add(f"judge-{rater} overall", stats["overall"])
+    if result.get("human_human"):
+        for scope in ("er", "vp", "overall"):
+            add(f"human-human {scope.upper() if scope != 'overall' else 'overall'}", result["human_human"][scope])
     paper = result.get("paper_table12") or {}
     if paper.get("samples"):
         n = paper["samples"]
@@ -123,8 +130,10 @@ def score_command(
             "paper T12", str(n), _pct(paper["exact"] / n), _pct(paper["diff1"] / n), _pct(paper["diff2"] / n),
             _num(paper.get("mae")), "–", "–",
         )
-    Console().print(table)
+    table_console().print(table)
     typer.echo("kappa(q): Cohen's kappa, quadratic weights; alpha(ord): Krippendorff's alpha, ordinal; |d|>=2 includes larger differences.")
+    if result.get("human_human"):
+        typer.echo("judge-human pools every (item, rater) pair; human-human compares every two raters of an item (n = pairs; kappa only for two fixed raters).")
     if result["unrated"]:
         typer.echo(f"{result['unrated']} row(s) without a human score were skipped.")
     if json_out:

@@ -1,4 +1,5 @@
-"""``rescue review``: the review web app's commands (init, users, import, assign, serve, export).
+"""``rescue review``: the review web app's commands (init, users, import, assign, settings, serve,
+export, agreement, import-ratings, raters, export-ratings).
 
 A thin layer over :mod:`rescue_bench.review`. Every command takes ``--db URL`` (or the environment
 variable ``RESCUE_REVIEW_DB``): ``sqlite:///FILE`` (the default is ``rescue_review.db`` in the working
@@ -16,7 +17,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import command, fail, load_data
+from rescue_bench.cli._common import command, fail, load_data, table_console
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -213,20 +214,27 @@ def import_(
 
 @command(app)
 def assign(
-    user: str = typer.Option(..., "--user", help="The annotator."),
+    user: Optional[list[str]] = typer.Option(None, "--user", help="The annotator (repeatable). With --overlap: the annotators to draw from (default: every active annotator)."),
     segment: Optional[list[str]] = typer.Option(None, "--segment", help="Sample id to assign (repeatable). Default: every segment."),
+    overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Give each segment K annotators, balancing the load in rows; K > 1 gives each an independent copy."),
+    seed: int = typer.Option(0, "--seed", help="With --overlap: the tie-break order of equally loaded annotators."),
     remove: bool = typer.Option(False, "--remove", help="Remove the assignment instead."),
     db: Optional[str] = _db_option(),
 ) -> None:
-    """Assign segments to a user (shared mode: they edit the segment's one copy)."""
+    """Assign segments to annotators: to the given users (in each segment's review mode), or with
+    --overlap K to K annotators per segment, balanced (independent copies when K > 1)."""
     from sqlalchemy import select
 
     from rescue_bench.review import access
     from rescue_bench.review.models import Segment
     from rescue_bench.review.users import get_user
 
+    if overlap is None and not user:
+        raise fail("give --user NAME (repeatable), or --overlap K to balance K annotators per segment")
+    if overlap is not None and remove:
+        raise fail("--remove takes --user, not --overlap")
     with _open(db).write() as session:
-        person = _service(lambda: get_user(session, user))
+        people = [_service(lambda n=n: get_user(session, n)) for n in user or []]
         query = select(Segment).order_by(Segment.position)
         if segment:
             query = query.where(Segment.sample_id.in_(segment))
@@ -234,11 +242,42 @@ def assign(
         missing = sorted(set(segment or []) - {s.sample_id for s in found})
         if missing:
             raise fail(f"no such segment: {missing[0]}" + (f" (+{len(missing) - 1} more)" if len(missing) > 1 else ""))
-        changed = 0
-        for seg in found:
+        if overlap is not None:
+            chosen = [s for s in found if s.status == "open"] if not segment else list(found)
+            summary = _service(lambda: access.assign_overlap(session, overlap, seed=seed, annotators=people or None, segments=chosen))
+        else:
+            changed = 0
             op = access.unassign if remove else access.assign
-            changed += bool(_service(lambda s=seg, op=op: op(session, s, person, by=None)))
-    typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment(s) {'from' if remove else 'to'} {user}")
+            for seg in found:
+                for person in people:
+                    changed += bool(_service(lambda s=seg, p=person: op(session, s, p, by=None)))
+    if overlap is None:
+        names = ", ".join(user or [])
+        if len(people) == 1:
+            typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment(s) {'from' if remove else 'to'} {names}")
+        else:
+            typer.echo(f"{'removed' if remove else 'made'} {changed} assignment(s) {'of' if remove else 'for'} {names}")
+        return
+    typer.echo(f"overlap {summary.k}: {len(summary.added)} assignment(s) made over {summary.segments} segment(s); {len(summary.switched)} switched to independent copies")
+    for sample_id in summary.skipped:
+        typer.echo(f"skipped {sample_id}: saved work in its shared copy (independent copies must start from the draft)", err=True)
+    for sample_id in summary.over:
+        typer.echo(f"note: {sample_id} already has more than {summary.k} annotators (nobody is unassigned)", err=True)
+    typer.echo("rows per annotator: " + ", ".join(f"{name} {rows}" for name, rows in summary.load.items()))
+
+
+@command(app)
+def settings(
+    reveal: Optional[str] = typer.Option(None, "--reveal", help="When annotators of an independent segment see each other's values: adjudicated (default), never, always."),
+    db: Optional[str] = _db_option(),
+) -> None:
+    """Show or change the review database's settings."""
+    from rescue_bench.review import access
+
+    with _open(db).write() as session:
+        if reveal is not None:
+            _service(lambda: access.set_reveal_rule(session, reveal, by=None))
+        typer.echo(f"reveal: {access.reveal_rule(session)}")
 
 
 @command(app)
@@ -246,14 +285,17 @@ def export(
     out: Path = typer.Option(..., "--out", help="Output JSONL ('-' for standard output)."),
     db: Optional[str] = _db_option(),
     include_discarded: bool = typer.Option(False, "--include-discarded", help="Also write discarded segments."),
+    annotator: Optional[str] = typer.Option(None, "--annotator", help="Write one annotator's version (the segments they have a copy of) instead."),
 ) -> None:
-    """Write the release format: the human value where a row is reviewed, the draft otherwise."""
+    """Write the release format: the adjudicated value, else a single annotator's reviewed value, else the draft."""
     from rescue_bench.review.store import export_lines
+    from rescue_bench.review.users import get_user
 
     with _open(db).read() as session:
+        person = _service(lambda: get_user(session, annotator)) if annotator else None
         if str(out) == "-":
             n = 0
-            for line in export_lines(session, include_discarded=include_discarded):
+            for line in export_lines(session, include_discarded=include_discarded, annotator=person):
                 sys.stdout.write(line)
                 n += 1
             return
@@ -261,7 +303,7 @@ def export(
         n = 0
         try:
             with tmp.open("w", encoding="utf-8", newline="\n") as handle:
-                for line in export_lines(session, include_discarded=include_discarded):
+                for line in export_lines(session, include_discarded=include_discarded, annotator=person):
                     handle.write(line)
                     n += 1
             tmp.replace(out)
@@ -269,6 +311,173 @@ def export(
             tmp.unlink(missing_ok=True)
             raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     typer.echo(f"wrote {n} clip(s) to {out}", err=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# agreement between annotators
+# ------------------------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, ci: Any = None, digits: int = 3, percent: bool = False) -> str:
+    if value is None:
+        return "–"
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    text = f"{scale * value:.{1 if percent else digits}f}{unit}"
+    if ci:
+        text += f" [{scale * ci[0]:.{0 if percent else 2}f}, {scale * ci[1]:.{0 if percent else 2}f}]"
+    return text
+
+
+@command(app)
+def agreement(
+    db: Optional[str] = _db_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables."),
+    resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples of segments (0: no intervals)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the intervals."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Semantic similarity of free-text fields (needs the bertscore extra)."),
+) -> None:
+    """Inter-annotator agreement: Krippendorff's alpha, Cohen's/Fleiss' kappa with bootstrap intervals
+    over segments per field and scenario, free-text similarity, and how much reviewers changed the drafts."""
+    import json
+
+    from rich.table import Table
+
+    from rescue_bench.review.agreement import database_report
+
+    with _open(db).read() as session:
+        report = database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore)
+    if json_out:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    console = table_console()
+    console.print(
+        f"{report['segments']} segment(s), {report['rows']} row(s) reviewed by two or more annotators "
+        f"({', '.join(report['annotators']) or 'none'}); intervals: {100 * confidence:.0f}% bootstrap over segments, {resamples} resamples."
+    )
+    for note in report["notes"]:
+        console.print(f"note: {note}")
+    console.print("Intervals from fewer than 10 segments are rough; a scope with one segment has none (--json lists every note).")
+    scopes = list(dict.fromkeys(f["scope"] for f in report["fields"]))
+    for scope in scopes:
+        table = Table(title=f"Agreement per field: {scope if scope != 'all' else 'all segments'}")
+        for col in ("field", "level", "units", "segments", "alpha [CI]", "Cohen kappa [CI]", "Fleiss kappa [CI]"):
+            table.add_column(col, justify="left" if col in ("field", "level") else "right")
+        for f in (x for x in report["fields"] if x["scope"] == scope):
+            table.add_row(f["field"], f["level"], str(f["units"]), str(f["segments"]), _fmt(f["alpha"], f["alpha_ci"]), _fmt(f["cohen_kappa"], f["cohen_ci"]), _fmt(f["fleiss_kappa"], f["fleiss_ci"]))
+        console.print(table)
+    table = Table(title="Free text between annotators")
+    for col in ("field", "scope", "pairs", "exact match [CI]", "BERTScore F1 [CI]"):
+        table.add_column(col, justify="left" if col in ("field", "scope") else "right")
+    notes = set()
+    for t in report["text"]:
+        table.add_row(t["field"], t["scope"], str(t["pairs"]), _fmt(t["exact"], t["exact_ci"], percent=True), _fmt(t["bertscore"], t["bertscore_ci"]))
+        if t["note"]:
+            notes.add(t["note"])
+    console.print(table)
+    for note in sorted(notes):
+        console.print(f"note: {note}")
+    table = Table(title="Draft vs human: share of reviewed rows where the reviewer changed the field (all segments)")
+    for col in ("field", "reviewed rows", "changed", "rate"):
+        table.add_column(col, justify="left" if col == "field" else "right")
+    for c in sorted((c for c in report["changes"] if c["scope"] == "all" and c["rows"]), key=lambda c: -(c["rate"] or 0)):
+        table.add_row(c["field"], str(c["rows"]), str(c["changed"]), _fmt(c["rate"], percent=True))
+    console.print(table)
+
+
+# ------------------------------------------------------------------------------------------------
+# the judge-rating questionnaire (Table 12)
+# ------------------------------------------------------------------------------------------------
+
+
+@command(app, "import-ratings")
+def import_ratings(
+    sample: Path = typer.Argument(..., help="The CSV `rescue agreement sample` wrote (its judge_score column is never imported)."),
+    db: Optional[str] = _db_option(),
+    name: Optional[str] = typer.Option(None, "--name", help="Name of the questionnaire (admins only see it). Default: the file name."),
+    rater: Optional[list[str]] = typer.Option(None, "--rater", help="A user who rates every item (repeatable; several raters per item are allowed)."),
+) -> None:
+    """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the model's name."""
+    from rescue_bench.judge_ratings import read_sample_csv
+    from rescue_bench.review import ratings
+    from rescue_bench.review.users import get_user
+
+    database = _open(db)
+    items = read_sample_csv(sample)  # a bad line: one error naming file and line, nothing imported
+    digest = hashlib.sha256(sample.read_bytes()).hexdigest()
+    with database.write() as session:
+        people = [_service(lambda n=n: get_user(session, n)) for n in rater or []]
+        rating_set = _service(lambda: ratings.import_ratings(session, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=people))
+        key, title = rating_set.key, ratings.title(rating_set)
+    by_task = {t: sum(i["task"] == t for i in items) for t in ("er", "vp")}
+    typer.echo(f"imported {len(items)} item(s) (ER {by_task['er']}, VP {by_task['vp']}) as {title} ({name or sample.name}), rated by {', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'}; raters open /ratings/{key}")
+
+
+@command(app)
+def raters(
+    questionnaire: str = typer.Argument(..., help="The questionnaire's name (or id)."),
+    add: Optional[list[str]] = typer.Option(None, "--add", help="Let this user rate it (repeatable)."),
+    remove: Optional[list[str]] = typer.Option(None, "--remove", help="Stop this user rating it; their scores stay (repeatable)."),
+    db: Optional[str] = _db_option(),
+) -> None:
+    """List, add or remove the raters of a questionnaire."""
+    from sqlalchemy import select
+
+    from rescue_bench.review import ratings
+    from rescue_bench.review.models import RatingRater, User
+    from rescue_bench.review.users import get_user
+
+    with _open(db).write() as session:
+        rating_set = _service(lambda: ratings.find_set(session, questionnaire))
+        for n in add or []:
+            _service(lambda n=n: ratings.add_rater(session, rating_set, get_user(session, n), by=None))
+        for n in remove or []:
+            _service(lambda n=n: ratings.remove_rater(session, rating_set, get_user(session, n), by=None))
+        names = session.scalars(select(User.username).join(RatingRater, RatingRater.user_id == User.id).where(RatingRater.set_id == rating_set.id).order_by(User.username)).all()
+    typer.echo(f"{rating_set.name}: " + (", ".join(names) or "no raters"))
+
+
+@command(app, "export-ratings")
+def export_ratings(
+    out: Path = typer.Option(..., "--out", help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score."),
+    db: Optional[str] = _db_option(),
+    questionnaire: Optional[str] = typer.Option(None, "--set", help="The questionnaire (name or id); needed when there are several."),
+) -> None:
+    """Write the scores for `rescue agreement score RATINGS.csv RUN_DIR` (Table 12 beside the paper's figures)."""
+    import csv
+    import io
+
+    from sqlalchemy import func, select
+
+    from rescue_bench.judge_ratings import RATINGS_COLUMNS
+    from rescue_bench.review import ratings
+    from rescue_bench.review.models import RatingSet
+
+    with _open(db).read() as session:
+        if questionnaire:
+            rating_set = _service(lambda: ratings.find_set(session, questionnaire))
+        else:
+            count = session.scalar(select(func.count(RatingSet.id))) or 0
+            if count == 0:
+                raise fail("no questionnaire in this database: import one with `rescue review import-ratings SAMPLE.csv`")
+            if count > 1:
+                names = ", ".join(session.scalars(select(RatingSet.name).order_by(RatingSet.id)))
+                raise fail(f"{count} questionnaires ({names}): choose one with --set NAME (each is scored against its own run)")
+            rating_set = session.scalars(select(RatingSet)).one()
+        rows = ratings.export_rows(session, rating_set)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(RATINGS_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    if str(out) == "-":
+        sys.stdout.write(buffer.getvalue())
+        return
+    try:
+        out.write_text(buffer.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    rated = sum(1 for r in rows if r["human_score"] != "")
+    typer.echo(f"wrote {rated} score(s) of {len(rows)} (item, rater) pair(s) to {out}; next: rescue agreement score {out} RUN_DIR", err=True)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -16,12 +16,18 @@ Aggregation and uncertainty
       ones :func:`mean_statistic`, :func:`binary_statistic`, :func:`macro_f1_statistic`,
       :func:`ranking_statistic`.
 
+Agreement between raters
+    * :func:`krippendorff_alpha`, :func:`cohen_kappa`, :func:`fleiss_kappa` and :func:`reliability`
+      (all three on units of several raters, with bootstrap intervals over clusters):
+      :mod:`rescue_bench.metrics.agreement`.
+
 Conventions shared by every function: an invalid answer (``None`` prediction from
 :mod:`rescue_bench.parse`) is wrong, never dropped, and counted in ``n_invalid`` / ``invalid_rate``;
 ill-defined ratios are 0 (``zero_division=0``); empty input gives NaN, not an exception.
 """
 
 from rescue_bench.metrics.aggregate import POOLED, mean_by, mean_by_scenario
+from rescue_bench.metrics.agreement import Reliability, Unit, cohen_kappa, fleiss_kappa, krippendorff_alpha, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci, bootstrap_distribution
 from rescue_bench.metrics.classification import INVALID, binary_metrics, majority_share, rpp_metrics, top1
 from rescue_bench.metrics.emotion import er_score, intensity_score
@@ -46,14 +52,19 @@ __all__ = [
     "MRR_CUTOFF",
     "POOLED",
     "AdditiveStatistic",
+    "Reliability",
+    "Unit",
     "align_pairs",
     "binary_metrics",
     "binary_statistic",
     "bootstrap_ci",
     "bootstrap_distribution",
+    "cohen_kappa",
     "er_score",
+    "fleiss_kappa",
     "holm",
     "intensity_score",
+    "krippendorff_alpha",
     "macro_f1_statistic",
     "majority_share",
     "mean_by",
@@ -63,6 +74,7 @@ __all__ = [
     "paired_delta_ci",
     "paired_permutation_test",
     "rank_of",
+    "reliability",
     "ranking_metrics",
     "ranking_statistic",
     "rpp_metrics",

@@ -7,11 +7,18 @@ Human ratings file (``HUMAN.csv``): a CSV with a header row holding at least the
 ``task``       ``er`` or ``vp`` (must match the record)
 ``human_score`` an integer 1-5 on the judge's rubric; an empty cell means "not rated yet" (skipped
                and counted as ``unrated``)
+``rater``      optional: who rated. With it, an id may appear once per rater (several raters per
+               item, as ``rescue review export-ratings`` writes them)
 =============  ==============================================================================
 
 Other columns are ignored, so the file written by ``rescue agreement sample`` can be filled in and
-passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id) is an
-error naming the file and line.
+passed back as is. Every problem (missing column, unknown id, score outside 1-5, duplicate id, or
+duplicate id and rater) is an error naming the file and line. The files themselves are read and
+written by :mod:`rescue_bench.judge_ratings` (the review app's questionnaire uses them too).
+
+With several raters, judge-human agreement pools every (item, rater) pair (with one rater per item
+that is the paper's layout), is also given per rater, and human-human agreement is reported beside
+it (:func:`human_human_stats`: every two raters of an item compared, alpha over the items).
 
 Statistics per task and overall (:func:`agreement_stats`): ``exact`` (share with equal scores),
 ``diff1`` (share with |human - judge| = 1), ``diff2`` (share with |difference| >= 2: the paper's three
@@ -23,7 +30,6 @@ labels 1-5) and Krippendorff's alpha at the ordinal level (``krippendorff`` pack
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from collections.abc import Sequence
@@ -32,12 +38,36 @@ from typing import Any
 
 import numpy as np
 
+from rescue_bench.judge_ratings import (
+    HUMAN_COLUMNS,
+    RATER_COLUMN,
+    SAMPLE_COLUMNS,
+    SCORES,
+    read_human_csv,
+    read_sample_csv,
+    write_sample,
+)
 from rescue_bench.labels import JUDGED_TASKS
 from rescue_bench.report.runs import ReportInputError, Run
 
-SCORES = (1, 2, 3, 4, 5)
-HUMAN_COLUMNS = ("id", "task", "human_score")
-SAMPLE_COLUMNS = ("id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score")
+__all__ = [
+    "HUMAN_COLUMNS",
+    "RATER_COLUMN",
+    "SAMPLE_COLUMNS",
+    "SCORES",
+    "agreement",
+    "agreement_stats",
+    "human_human_stats",
+    "judged_records",
+    "ordinal_alpha",
+    "quadratic_kappa",
+    "read_human_csv",
+    "read_sample_csv",
+    "score_alpha",
+    "stratified_sample",
+    "write_sample",
+]
+
 
 
 # ------------------------------------------------------------------------------------------------
@@ -61,18 +91,18 @@ def quadratic_kappa(human: Sequence[int], judge: Sequence[int]) -> float | None:
 
 
 def ordinal_alpha(human: Sequence[int], judge: Sequence[int]) -> float | None:
-    import krippendorff
+    """Krippendorff's alpha (ordinal, values 1-5) of paired scores, each pair one unit."""
+    return score_alpha([{"human": h, "judge": j} for h, j in zip(human, judge)])
 
-    if not human or len(set(human) | set(judge)) < 2:
+
+def score_alpha(items: Sequence[dict[str, int]]) -> float | None:
+    """Krippendorff's alpha (ordinal, values 1-5) of items rated by any raters (``{rater: score}``)."""
+    from rescue_bench.metrics.agreement import Unit, krippendorff_alpha, value_counts
+
+    units = [Unit("", item) for item in items]
+    if not units:
         return None
-    data = np.array([list(human), list(judge)], dtype=float)
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=list(SCORES))
-    except (ValueError, ZeroDivisionError):
-        return None
-    return _nan_to_none(float(value))
+    return krippendorff_alpha(value_counts(units, SCORES), "ordinal", SCORES)
 
 
 def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any]:
@@ -97,6 +127,27 @@ def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any
     return out
 
 
+def human_human_stats(items: Sequence[dict[str, int]]) -> dict[str, Any]:
+    """Agreement between human raters: ``items`` are ``{rater: score}`` for items rated by two or more.
+
+    Every two raters of an item give one pair: ``exact`` / ``diff1`` / ``diff2`` / ``mae`` over the
+    pairs (as :func:`agreement_stats`); ``krippendorff_alpha_ordinal`` over the items (raters may
+    differ between items); ``kappa_quadratic`` only when the same two raters rated every item
+    (Cohen's kappa assumes two fixed raters), else ``None``.
+    """
+    from itertools import combinations
+
+    rated = [item for item in items if len(item) >= 2]
+    pairs = [(item[a], item[b]) for item in rated for a, b in combinations(sorted(item), 2)]
+    out = agreement_stats([a for a, _ in pairs], [b for _, b in pairs])
+    raters = sorted({r for item in rated for r in item})
+    out.update(items=len(rated), pairs=len(pairs), raters=raters)
+    out["krippendorff_alpha_ordinal"] = score_alpha(rated)
+    two = len(raters) == 2 and all(len(item) == 2 for item in rated)
+    out["kappa_quadratic"] = out["kappa_quadratic"] if two else None
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # inputs
 # ------------------------------------------------------------------------------------------------
@@ -112,66 +163,19 @@ def judged_records(run: Run) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _score(text: str) -> int | None:
-    text = text.strip()
-    if not text:
-        return None
-    value = float(text)  # ValueError for non-numbers
-    if not value.is_integer():
-        raise ValueError(f"{text!r} is not an integer")
-    return int(value)
-
-
-def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "line"}``."""
-    path = Path(path)
-    if not path.is_file():
-        raise ReportInputError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(path, f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in HUMAN_COLUMNS if c not in header]
-    if missing:
-        raise ReportInputError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
-    rows: list[dict[str, Any]] = []
-    unrated = 0
-    seen: dict[str, int] = {}
-    for raw in reader:
-        line = reader.line_num
-        row = {(k or "").strip(): (v or "") for k, v in raw.items() if k is not None}
-        if None in raw:
-            raise ReportInputError(path, "more cells than header columns", line)
-        rid, task = row["id"].strip(), row["task"].strip().lower()
-        if not rid and not task and not row["human_score"].strip():
-            continue
-        if not rid:
-            raise ReportInputError(path, "empty id", line)
-        if task not in JUDGED_TASKS:
-            raise ReportInputError(path, f"task must be er or vp, got {row['task']!r}", line)
-        try:
-            score = _score(row["human_score"])
-        except ValueError:
-            raise ReportInputError(path, f"human_score must be an integer 1-5, got {row['human_score']!r}", line) from None
-        if score is None:
-            unrated += 1
-            continue
-        if score not in SCORES:
-            raise ReportInputError(path, f"human_score must be an integer 1-5, got {score}", line)
-        if rid in seen:
-            raise ReportInputError(path, f"duplicate id {rid!r} (first on line {seen[rid]})", line)
-        seen[rid] = line
-        rows.append({"id": rid, "task": task, "human_score": score, "line": line})
-    return rows, unrated
-
-
 def agreement(path: str | Path, run: Run) -> dict[str, Any]:
-    """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores."""
+    """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores.
+
+    Keys ``er``, ``vp``, ``overall``: :func:`agreement_stats` over every (item, rater) pair. With a
+    rater column: ``raters`` (the same per rater) and, where an item has two or more raters,
+    ``human_human`` (:func:`human_human_stats` per task and overall).
+    """
     rows, unrated = read_human_csv(path)
     records = judged_records(run)
     pairs: dict[str, list[tuple[int, int]]] = {t: [] for t in JUDGED_TASKS}
+    per_rater: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    per_item: dict[str, dict[str, int]] = {}
+    item_task: dict[str, str] = {}
     for row in rows:
         record = records.get(row["id"])
         if record is None:
@@ -182,11 +186,26 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
         if not isinstance(judge, int) or isinstance(judge, bool) or judge not in SCORES:
             raise ReportInputError(run.path / "results" / f"{record['task']}.jsonl", f"judge_score {judge!r} of {row['id']!r} is not an integer 1-5")
         pairs[row["task"]].append((row["human_score"], judge))
-    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated}
-    for task in JUDGED_TASKS:
-        out[task] = agreement_stats([h for h, _ in pairs[task]], [j for _, j in pairs[task]])
-    everything = pairs["er"] + pairs["vp"]
-    out["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
+        per_rater.setdefault(row["rater"], {t: [] for t in JUDGED_TASKS})[row["task"]].append((row["human_score"], judge))
+        per_item.setdefault(row["id"], {})[row["rater"]] = row["human_score"]
+        item_task[row["id"]] = row["task"]
+    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows)}
+
+    def by_task(found: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
+        result: dict[str, Any] = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
+        everything = [p for task in JUDGED_TASKS for p in found[task]]
+        result["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
+        return result
+
+    out.update(by_task(pairs))
+    named = sorted(r for r in per_rater if r)
+    out["raters"] = {name: by_task(per_rater[name]) for name in named} if len(named) > 1 else {}
+    several = {rid: item for rid, item in per_item.items() if len(item) >= 2}
+    if several:
+        out["human_human"] = {task: human_human_stats([item for rid, item in several.items() if item_task[rid] == task]) for task in JUDGED_TASKS}
+        out["human_human"]["overall"] = human_human_stats(list(several.values()))
+    else:
+        out["human_human"] = None
     from rescue_bench.reference import paper_reference
 
     out["paper_table12"] = paper_reference().get("table12_judge_vs_human")
@@ -298,11 +317,3 @@ def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, A
     return rows
 
 
-def write_sample(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(SAMPLE_COLUMNS))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path

@@ -60,6 +60,7 @@ class SegmentOut(BaseModel):
     status: str = Field(description="open | discarded")
     progress: str = Field(description="todo | in_progress | done | discarded")
     status_reason: str | None = None
+    mode: str = Field("shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
     assignees: list[str] | None = Field(None, description="admins only")
 
 
@@ -180,8 +181,9 @@ def get_segment(segment: str, request: Request) -> dict[str, Any]:
             "participants": seg.participants,
             "status": seg.status,
             "status_reason": seg.status_reason,
+            "mode": seg.review_mode,
             "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
-            "comments": edits.comments(session, seg),
+            "comments": edits.comments(session, seg, viewer=user),
             "assignees": access.assignees(session, seg) if user.is_admin else None,
         }
 
@@ -224,14 +226,16 @@ def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, 
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
-        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index))
+        editing = access.copy_for(session, user, seg)
+        own_copy = editing.id if seg.review_mode == "independent" and editing.kind != "final" else None
+        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own_copy)
 
 
 @router.get("/segments/{segment}/comments")
 def list_comments(segment: str, request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
-        return edits.comments(session, access.get_segment(session, user, segment))
+        return edits.comments(session, access.get_segment(session, user, segment), viewer=user)
 
 
 @router.post("/segments/{segment}/comments", status_code=201)
@@ -300,9 +304,12 @@ def get_users(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False) -> Response:
+def export(request: Request, include_discarded: bool = False, annotator: str | None = None) -> Response:
+    """The release: adjudicated value, else a single annotator's, else the draft (``annotator``: one
+    annotator's version of the segments they have a copy of)."""
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         require_admin(user)
-        body = "".join(store.export_lines(session, include_discarded=include_discarded))
+        person = users.get_user(session, annotator) if annotator else None
+        body = "".join(store.export_lines(session, include_discarded=include_discarded, annotator=person))
     return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

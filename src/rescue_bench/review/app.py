@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rescue_bench.review import api, pages
+from rescue_bench.review import api, overlap_routes, pages, rating_routes
 from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.context import AuthError, State
 from rescue_bench.review.db import Database, check_schema
@@ -138,7 +138,11 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     )
     app.state.review = review_state
     app.include_router(api.router)
+    app.include_router(overlap_routes.api)
+    app.include_router(rating_routes.api)
     app.include_router(pages.router)
+    app.include_router(overlap_routes.pages)
+    app.include_router(rating_routes.pages)
     app.mount("/static", StaticFiles(directory=str(resources.files("rescue_bench.review").joinpath("static"))), name="static")
     _mount_docs(app)
 

@@ -183,13 +183,39 @@ def prepare_save(
     :class:`Invalid` for a value the release format refuses, :class:`Locked` when the segment is
     discarded.
     """
+    return plan_copy_save(
+        session, user, segment, copy_id_for(session, user, segment), position, version=version, fields=fields, reviewed=reviewed, now=now
+    )
+
+
+def plan_copy_save(
+    session: Session,
+    user: User,
+    segment: Segment,
+    copy_id: int,
+    position: int,
+    *,
+    version: int,
+    fields: dict[str, Any],
+    reviewed: bool | None = None,
+    now: datetime | None = None,
+    action: str = "edit",
+    notes: dict[str, str] | None = None,
+    always_audit: tuple[str, ...] = (),
+) -> SavePlan | RowState:
+    """:func:`prepare_save` on a given copy (adjudication writes the final copy this way).
+
+    ``action`` names the audit entries (``edit``; ``adjudicate``), ``notes`` adds a note per field
+    (e.g. whose value was taken), and the fields in ``always_audit`` get an entry even when their
+    value does not change (an adjudicator who keeps the draft made a choice too).
+    """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
     if isinstance(version, bool) or not isinstance(version, int):
         raise Invalid("version must be an integer", "version")
     validate_fields(fields)
     now = now or utcnow()
-    copy_id = copy_id_for(session, user, segment)
+    notes = notes or {}
     row, value, updated_by, reviewed_by = _load(session, copy_id, segment, position)
     if value.version != version:
         raise Conflict(_state(segment, row, value, updated_by, reviewed_by).to_api())
@@ -202,8 +228,9 @@ def prepare_save(
         new_j = None if new_v is _ABSENT else dumps(new_v)
         if old_j != new_j:
             changes.append((name, old_j, new_j))
+    kept = [(name, dumps(current[name]) if name in current else None) for name in always_audit if name not in {c[0] for c in changes}]
     review_change = reviewed is not None and bool(reviewed) != value.reviewed
-    if not changes and not review_change:
+    if not changes and not review_change and not kept:
         return _state(segment, row, value, updated_by, reviewed_by)
     new_json = dumps(new)
     edited = new_json != row.draft_json  # the draft is stored in the same canonical form
@@ -217,9 +244,11 @@ def prepare_save(
     if review_change:
         values.update(reviewed=bool(reviewed), reviewed_by=user.id if reviewed else None, reviewed_at=now if reviewed else None)
     common = {"at": now, "user_id": user.id, "segment_id": segment.id, "row_id": row.id, "copy_id": copy_id, "version": version + 1, "note": None}
-    audit = [{**common, "action": "edit", "field": name, "old_json": old_j, "new_json": new_j} for name, old_j, new_j in changes]
+    audit = [{**common, "action": action, "field": name, "old_json": old_j, "new_json": new_j, "note": notes.get(name)} for name, old_j, new_j in changes]
+    audit += [{**common, "action": action, "field": name, "old_json": same, "new_json": same, "note": notes.get(name)} for name, same in kept]
     if review_change:
-        audit.append({**common, "action": "review", "field": "reviewed", "old_json": dumps(value.reviewed), "new_json": dumps(bool(reviewed))})
+        review_action = "review" if action == "edit" else action
+        audit.append({**common, "action": review_action, "field": "reviewed", "old_json": dumps(value.reviewed), "new_json": dumps(bool(reviewed))})
     result = RowState(
         position=row.position,
         row=new,
@@ -322,7 +351,7 @@ def add_comment(session: Session, user: User, segment: Segment, text: str, *, po
 
 
 _COMMENTS = (
-    select(Comment, User.username, SegmentRow.position)
+    select(Comment, User.username, SegmentRow.position, User.role)
     .join(User, User.id == Comment.user_id)
     .outerjoin(SegmentRow, SegmentRow.id == Comment.row_id)
     .where(Comment.segment_id == bindparam("segment_id"))
@@ -330,11 +359,21 @@ _COMMENTS = (
 )
 
 
-def comments(session: Session, segment: Segment) -> list[dict[str, Any]]:
+def comments(session: Session, segment: Segment, *, viewer: User | None = None) -> list[dict[str, Any]]:
+    """The segment's comments, oldest first.
+
+    With ``viewer``: what that user may read. An annotator of an independent segment reads only their
+    own comments and the admins' until the others' values are revealed to them (a comment can quote
+    a value, and the copies are meant to be blind).
+    """
+    from rescue_bench.review.access import may_see_others
+
     rows = session.execute(_COMMENTS, {"segment_id": segment.id}).all()
+    blind = viewer is not None and segment.review_mode == "independent" and not may_see_others(session, viewer, segment)
     return [
         {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
-        for c, name, pos in rows
+        for c, name, pos, role in rows
+        if not blind or viewer is None or name == viewer.username or role == "admin"
     ]
 
 
@@ -378,18 +417,29 @@ _AUDIT = (
 )
 _AUDIT_SEGMENT = _AUDIT.where(AuditEntry.segment_id == bindparam("segment_id"))
 _AUDIT_ROW = _AUDIT.where(AuditEntry.row_id == bindparam("row_id"))
+_AUDIT_ROW_COPY = _AUDIT_ROW.where(AuditEntry.copy_id == bindparam("copy_id"))
 
 
 def audit_entries(
-    session: Session, *, segment: Segment | None = None, row: SegmentRow | None = None, row_id: int | None = None, limit: int = 200
+    session: Session,
+    *,
+    segment: Segment | None = None,
+    row: SegmentRow | None = None,
+    row_id: int | None = None,
+    copy_id: int | None = None,
+    limit: int = 200,
 ) -> list[dict[str, Any]]:
     """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``.
 
-    ``row`` / ``row_id`` narrow to one row, ``segment`` to one segment, neither: everything.
+    ``row`` / ``row_id`` narrow to one row (and ``copy_id`` to the changes of one copy of it: an
+    annotator of an independent segment sees only the history of their own values), ``segment`` to
+    one segment, neither: everything.
     """
     if row is not None:
         row_id = row.id
-    if row_id is not None:
+    if row_id is not None and copy_id is not None:
+        query, params = _AUDIT_ROW_COPY, {"row_id": row_id, "copy_id": copy_id, "limit": limit}
+    elif row_id is not None:
         query, params = _AUDIT_ROW, {"row_id": row_id, "limit": limit}
     elif segment is not None:
         query, params = _AUDIT_SEGMENT, {"segment_id": segment.id, "limit": limit}

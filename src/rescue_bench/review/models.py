@@ -17,8 +17,14 @@ How the tables fit together, and why (issue 12, with room for issue 13's overlap
 - ``assignments`` say who may see and edit which segment, and which copy they edit.
 - ``audit_log`` keeps every change (who, when, field, old, new as JSON text; NULL = the key was
   absent), every status change and comment; adjudication gets its own ``action``.
-- ``login_throttle`` and ``settings`` (the cookie-signing secret) live here too, so several worker
-  processes behind one proxy share them.
+- ``segments.review_mode`` (issue 13): ``shared`` (every assignee edits the final copy, as in issue
+  12) or ``independent`` (each assignee edits an annotator copy of their own that starts from the
+  draft; an admin adjudicates into the final copy). A mode changes only while no work is saved.
+- ``rating_sets``, ``rating_items``, ``rating_raters`` and ``ratings`` (issue 13): the judge-rating
+  questionnaire (the paper's Table 12). An item holds the reference annotation and the model's
+  answer as text; the judge's score and the model's name are never stored, so no page can show them.
+- ``login_throttle`` and ``settings`` (the cookie-signing secret, the reveal rule of independent
+  copies) live here too, so several worker processes behind one proxy share them.
 
 JSON values are stored as text written by this module (``json.dumps``), never through a driver's
 JSON type: PostgreSQL's ``jsonb`` would reorder keys, and byte-identical export needs exact text.
@@ -47,6 +53,8 @@ ROLES: tuple[str, ...] = ("admin", "annotator")
 """User roles. Admins see and edit everything; annotators only the segments assigned to them."""
 
 SEGMENT_STATUSES: tuple[str, ...] = ("open", "discarded")
+REVIEW_MODES: tuple[str, ...] = ("shared", "independent")
+"""``shared``: every assignee edits the final copy; ``independent``: each edits a copy of their own."""
 COPY_KINDS: tuple[str, ...] = ("final", "annotator")
 FINAL_LABEL = "final"
 """``copies.label`` of a segment's final copy (annotator copies are labelled ``user:<id>``)."""
@@ -134,6 +142,8 @@ class Segment(Base):
     status_reason: Mapped[str | None] = mapped_column(Text)
     status_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     status_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    review_mode: Mapped[str] = mapped_column(String(16), default="shared", server_default="shared")
+    """One of :data:`REVIEW_MODES` (issue 13)."""
 
     rows: Mapped[list[SegmentRow]] = relationship(order_by="SegmentRow.position", back_populates="segment")
 
@@ -230,7 +240,9 @@ class AuditEntry(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     """NULL for changes made from the command line (import, user administration)."""
     action: Mapped[str] = mapped_column(String(32))
-    """edit, review, comment, discard, restore, assign, unassign, import, user (issue 13 adds adjudicate)."""
+    """edit, review, comment, discard, restore, assign, unassign, import, user; issue 13: adjudicate,
+    mode (a segment's review mode), rate (a questionnaire score), ratings (a questionnaire imported or
+    a rater added), setting."""
     segment_id: Mapped[int | None] = mapped_column(ForeignKey("segments.id", ondelete="SET NULL"))
     row_id: Mapped[int | None] = mapped_column(ForeignKey("segment_rows.id", ondelete="SET NULL"))
     copy_id: Mapped[int | None] = mapped_column(ForeignKey("copies.id", ondelete="SET NULL"))
@@ -258,3 +270,66 @@ class Setting(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class RatingSet(Base):
+    """One imported questionnaire (``rescue review import-ratings SAMPLE.csv``)."""
+
+    __tablename__ = "rating_sets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), unique=True)
+    """Opaque, URL-safe id (the name may say which model was rated: raters never see it)."""
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    """Shown to admins only."""
+    file_name: Mapped[str] = mapped_column(String(1024))
+    sha256: Mapped[str] = mapped_column(String(64))
+    items: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RatingItem(Base):
+    """One answer to rate: the reference annotation beside the model's answer (text from the sample)."""
+
+    __tablename__ = "rating_items"
+    __table_args__ = (UniqueConstraint("set_id", "record_id"), UniqueConstraint("set_id", "position"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("rating_sets.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    """1-based order of the sample file (the sample is shuffled when drawn)."""
+    record_id: Mapped[str] = mapped_column(String(200))
+    """The run's record id (``id`` column): what ``export-ratings`` writes back."""
+    task: Mapped[str] = mapped_column(String(8))
+    sample_id: Mapped[str] = mapped_column(String(1024))
+    scenario: Mapped[str] = mapped_column(String(16))
+    row: Mapped[int | None] = mapped_column(Integer)
+    reference: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+
+
+class RatingRater(Base):
+    """Who rates a questionnaire (several raters per item are allowed)."""
+
+    __tablename__ = "rating_raters"
+    __table_args__ = (UniqueConstraint("set_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("rating_sets.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Rating(Base):
+    """One rater's 1-5 score of one item (changed in place; every change is in the audit log)."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("item_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("rating_items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    score: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

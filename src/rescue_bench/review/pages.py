@@ -10,12 +10,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
-from rescue_bench.review import access, edits, progress
+from rescue_bench.review import access, adjudication, edits, progress, ratings
 from rescue_bench.review.assets import row_number, subtitles
 from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
-from rescue_bench.review.models import User, dumps
+from rescue_bench.review.models import REVIEW_MODES, User, dumps
 
 router = APIRouter(include_in_schema=False)
 
@@ -44,7 +44,7 @@ def _form_html(scenario: str, participants: tuple[str, ...]) -> Markup:
     return Markup(_env.get_template("row_form.html").render(fields=FIELDS, sections=SECTIONS, choices=opts))
 
 
-def _render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+def render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
     """Render a page (straight through Jinja: Starlette's TemplateResponse adds per-request work the
     templates do not use)."""
     data = state(request).session_data(request)
@@ -58,14 +58,14 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
         user = state(request).user(request)
     except AuthError:
         pass
-    return _render(request, "error.html", {"user": user, "status": status, "message": message}, status)
+    return render(request, "error.html", {"user": user, "status": status, "message": message}, status)
 
 
 @router.get("/login")
 def login_page(request: Request, next: str = "/") -> Response:
     if not next.startswith("/") or next.startswith("//"):  # never redirect off-site after login
         next = "/"
-    return _render(request, "login.html", {"next": next})
+    return render(request, "login.html", {"next": next})
 
 
 @router.get("/")
@@ -77,7 +77,23 @@ def dashboard(request: Request) -> Response:
         figures = progress.figures(session, user)
         annotators = progress.per_annotator(session) if user.is_admin else []
         recent = edits.audit_entries(session, limit=15) if user.is_admin else []
-    return _render(request, "dashboard.html", {"user": user, "segments": segments, "figures": figures, "annotators": annotators, "recent": recent})
+        questionnaires = ratings.sets_for(session, user)
+        reveal = access.reveal_rule(session)
+    return render(
+        request,
+        "dashboard.html",
+        {
+            "user": user,
+            "segments": segments,
+            "figures": figures,
+            "annotators": annotators,
+            "recent": recent,
+            "questionnaires": questionnaires,
+            "reveal": reveal,
+            "reveal_choices": access.REVEAL_CHOICES,
+            "independent": sum(1 for s in segments if s["mode"] == "independent"),
+        },
+    )
 
 
 @router.get("/segments/{segment}")
@@ -87,12 +103,12 @@ def segment_page(segment: str, request: Request) -> Response:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
         rows = edits.segment_rows(session, user, seg)
-        comments = edits.comments(session, seg)
+        comments = edits.comments(session, seg, viewer=user)
         assigned = access.assignees(session, seg)
         all_users = [u["username"] for u in _users(session)] if user.is_admin else []
     manifest = st.assets.manifest(seg.sample_id)
     video = st.assets.video(seg.sample_id) is not None
-    return _render(
+    return render(
         request,
         "segment.html",
         {
@@ -105,6 +121,7 @@ def segment_page(segment: str, request: Request) -> Response:
             "has_video": video,
             "manifest_problem": manifest.problem,
             "has_manifest": manifest.manifest is not None,
+            "modes": REVIEW_MODES,
         },
     )
 
@@ -124,10 +141,14 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
         near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
-        comments = [c for c in edits.comments(session, seg) if c["row"] in (None, row_index)]
+        comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
         mine = next(r for r in near if r.position == row_index)
-        # a row never saved has no history (comments are listed on their own)
-        history = edits.audit_entries(session, row_id=mine.row_id, limit=30) if mine.version else []
+        # a row never saved has no history (comments are listed on their own); an annotator of an
+        # independent segment sees the history of their own copy only (the others' values are blind)
+        editing = access.copy_for(session, user, seg)
+        own_copy = editing.id if seg.review_mode == "independent" and editing.kind != "final" else None
+        history = edits.audit_entries(session, row_id=mine.row_id, copy_id=own_copy, limit=30) if mine.version else []
+        other = adjudication.other_copies(session, user, seg, row_index)
     by_pos = {r.position: r for r in near}
     current = by_pos[row_index]
     manifest = st.assets.manifest(seg.sample_id)
@@ -143,7 +164,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
     form_html = _form_html(seg.scenario, tuple(seg.participants))
     known = {f.name for f in FIELDS}
     extras = {k: v for k, v in current.row.items() if k not in known}
-    return _render(
+    return render(
         request,
         "row.html",
         {
@@ -161,6 +182,9 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             "manifest_problem": manifest.problem,
             "comments": comments,
             "history": history,
+            "others": other,
+            "editing_final": editing.kind == "final",
+            "labels": {f.name: f.label for f in FIELDS},
             "shortcuts": SHORTCUTS,
             "page_data": {
                 "segment": seg.key,

@@ -23,7 +23,8 @@ from rescue_bench.review.models import (
 
 def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     """The segments ``user`` may see: ``{key, segment_id, scenario, rows, reviewed, edited, comments,
-    status, progress_status, assignees}`` in import order. Counts are of the copy the user edits."""
+    status, progress_status, mode, assignees}`` in import order. Counts are of the copy the user
+    edits (for admins the final copy: in an independent segment, the rows adjudicated)."""
     copy_label = FINAL_LABEL
     seg_query = select(Segment).order_by(Segment.position)
     if not user.is_admin:
@@ -75,6 +76,7 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
                 "status": s.status,
                 "progress": progress,
                 "status_reason": s.status_reason,
+                "mode": s.review_mode,
                 "assignees": people.get(s.id, []) if user.is_admin else None,
             }
         )

@@ -1,8 +1,9 @@
 """Import release-format clips as segments to review, and export the reviewed release.
 
 Import keeps each clip exactly as ``rescue_bench.data`` loaded it (``Clip.to_json()``, unknown keys
-included) as the draft. Export writes each row's human value where the row is reviewed and the draft
-otherwise, through ``Clip.to_json()`` again, so export -> import -> export is byte-identical.
+included) as the draft. Export writes each row's value by one precedence (:func:`export_value`: the
+adjudicated or reviewed final value, else a single annotator's, else the draft) through
+``Clip.to_json()`` again, so export -> import -> export is byte-identical.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from rescue_bench.data.models import Clip
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import (
     FINAL_LABEL,
+    Assignment,
     AuditEntry,
     Copy,
     ImportBatch,
     RowValue,
     Segment,
     SegmentRow,
+    User,
     dumps,
     utcnow,
 )
@@ -105,41 +108,105 @@ def import_clips(
     return ImportSummary(file_name, len(new), batch.rows, sorted(existing))
 
 
-def export_value(draft_json: str, value_json: str | None, reviewed: bool) -> str:
-    """Which value of a row export writes: the human value where reviewed, the draft otherwise.
+def export_value(
+    draft_json: str,
+    final: tuple[str | None, bool],
+    annotators: Sequence[tuple[str | None, bool]] = (),
+) -> str:
+    """Which value of a row export writes: the one place the precedence lives.
 
-    The one place the precedence lives (issue 13 adds adjudicated and per-annotator values here).
+    1. The final copy's value where it is reviewed: adjudicated (independent mode) or reviewed by
+       the assignees (shared mode).
+    2. Else, when the segment has exactly one annotator copy (``annotators``: independent mode with
+       a single annotator), that annotator's value where they reviewed it.
+    3. Else the draft.
+
+    Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the draft.
     """
-    if reviewed and value_json is not None:
-        return value_json
+    value, reviewed = final
+    if reviewed:
+        return value if value is not None else draft_json
+    if len(annotators) == 1:
+        value, reviewed = annotators[0]
+        if reviewed:
+            return value if value is not None else draft_json
     return draft_json
 
 
-def export_clips(session: Session, *, include_discarded: bool = False) -> Iterator[Clip]:
-    """The reviewed release as clips, in import order (discarded segments left out unless asked)."""
+def _copy_plan(session: Session, segments: Sequence[Segment], annotator: User | None) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Which copy each segment is exported from, and its annotator copies when they matter.
+
+    Returns ``(main copy id by segment id, annotator copy ids by segment id)``. Without
+    ``annotator``: the final copy, plus the annotator copies of independent segments (precedence
+    rule 2 needs to know whether there is exactly one). With ``annotator``: their own copy, else the
+    final copy of a shared segment assigned to them; other segments are left out.
+    """
+    ids = [s.id for s in segments]
+    finals = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(ids), Copy.label == FINAL_LABEL)).all())
+    if annotator is None:
+        extra: dict[int, list[int]] = {}
+        independent = [s.id for s in segments if s.review_mode == "independent"]
+        if independent:
+            for segment_id, copy_id in session.execute(
+                select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(independent), Copy.kind == "annotator").order_by(Copy.id)
+            ):
+                extra.setdefault(segment_id, []).append(copy_id)
+        return finals, extra
+    own = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(ids), Copy.owner_id == annotator.id, Copy.kind == "annotator")).all())
+    shared = set(
+        session.scalars(
+            select(Assignment.segment_id)
+            .join(Copy, Copy.id == Assignment.copy_id)
+            .where(Assignment.user_id == annotator.id, Assignment.segment_id.in_(ids), Copy.label == FINAL_LABEL)
+        )
+    )
+    main = {sid: own[sid] if sid in own else finals[sid] for sid in ids if sid in own or sid in shared}
+    return main, {}
+
+
+def export_clips(session: Session, *, include_discarded: bool = False, annotator: User | None = None) -> Iterator[Clip]:
+    """The reviewed release as clips, in import order (discarded segments left out unless asked).
+
+    Each row's value follows :func:`export_value`. ``annotator``: one annotator's version instead
+    (their own copy, or the shared copy of a segment assigned to them in shared mode; human value
+    where they reviewed, draft otherwise); segments they have no copy of are left out.
+    """
     query = select(Segment).order_by(Segment.position)
     if not include_discarded:
         query = query.where(Segment.status != "discarded")
     segments = session.scalars(query).all()
     for start in range(0, len(segments), 200):
         chunk = segments[start : start + 200]
+        main, extra = _copy_plan(session, chunk, annotator)
+        if not main:
+            continue
         rows = session.execute(
-            select(SegmentRow.segment_id, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed)
-            .join(Copy, Copy.segment_id == SegmentRow.segment_id)
-            .join(RowValue, (RowValue.copy_id == Copy.id) & (RowValue.row_id == SegmentRow.id))
-            .where(Copy.label == FINAL_LABEL, SegmentRow.segment_id.in_([s.id for s in chunk]))
+            select(SegmentRow.segment_id, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed)
+            .join(RowValue, RowValue.row_id == SegmentRow.id)
+            .where(RowValue.copy_id.in_(list(main.values())))
             .order_by(SegmentRow.segment_id, SegmentRow.position)
         ).all()
+        single = {sid: copies[0] for sid, copies in extra.items() if len(copies) == 1}
+        theirs: dict[tuple[int, int], tuple[str | None, bool]] = {}
+        if single:
+            for segment_id, position, value_json, reviewed in session.execute(
+                select(SegmentRow.segment_id, SegmentRow.position, RowValue.value_json, RowValue.reviewed)
+                .join(RowValue, RowValue.row_id == SegmentRow.id)
+                .where(RowValue.copy_id.in_(list(single.values())))
+            ):
+                theirs[(segment_id, position)] = (value_json, reviewed)
         by_segment: dict[int, list[dict]] = {}
-        for segment_id, draft_json, value_json, reviewed in rows:
-            by_segment.setdefault(segment_id, []).append(json.loads(export_value(draft_json, value_json, reviewed)))
+        for segment_id, position, draft_json, value_json, reviewed in rows:
+            annotators = [theirs[(segment_id, position)]] if (segment_id, position) in theirs else []
+            by_segment.setdefault(segment_id, []).append(json.loads(export_value(draft_json, (value_json, reviewed), annotators)))
         for segment in chunk:
-            yield Clip.model_validate({**segment.header, "rows": by_segment.get(segment.id, [])})
+            if segment.id in main:
+                yield Clip.model_validate({**segment.header, "rows": by_segment.get(segment.id, [])})
 
 
-def export_lines(session: Session, *, include_discarded: bool = False) -> Iterator[str]:
+def export_lines(session: Session, *, include_discarded: bool = False, annotator: User | None = None) -> Iterator[str]:
     """Release-format JSON lines (with their newline) of :func:`export_clips`."""
     from rescue_bench.data.load import iter_jsonl_lines
 
-    for line in iter_jsonl_lines(export_clips(session, include_discarded=include_discarded)):
+    for line in iter_jsonl_lines(export_clips(session, include_discarded=include_discarded, annotator=annotator)):
         yield line + "\n"

@@ -116,6 +116,34 @@ document.addEventListener("DOMContentLoaded", () => {
     if (resp.status === 200) toast("Assignment saved"); else toast(detail(resp), "error");
   });
 
+  const modeForm = document.getElementById("mode-form");
+  if (modeForm) modeForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const resp = await api("PUT", `/api/segments/${segment}/mode`, { mode: document.getElementById("review-mode").value });
+    if (resp.status === 200) window.location.reload(); else toast(detail(resp), "error");
+  });
+
+  // dashboard (admins): overlap assignment and the reveal rule
+  const overlapForm = document.getElementById("overlap-form");
+  if (overlapForm) overlapForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const k = Number(document.getElementById("overlap-k").value);
+    const seed = Number(document.getElementById("overlap-seed").value);
+    const resp = await api("POST", "/api/overlap", { k, seed });
+    if (resp.status !== 200) { toast(detail(resp), "error"); return; }
+    const b = resp.body;
+    let msg = `${b.added.length} assignment(s) made over ${b.segments} segment(s)`;
+    if (b.skipped.length) msg += `; ${b.skipped.length} skipped (work already saved in their shared copy)`;
+    toast(msg);
+    setTimeout(() => window.location.reload(), 1200);
+  });
+  const revealForm = document.getElementById("reveal-form");
+  if (revealForm) revealForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const resp = await api("PUT", "/api/settings/reveal", { reveal: document.getElementById("reveal").value });
+    if (resp.status === 200) toast("Saved"); else toast(detail(resp), "error");
+  });
+
   // comments (segment page and row page)
   const commentForm = document.getElementById("comment-form");
   if (commentForm) commentForm.addEventListener("submit", async (ev) => {

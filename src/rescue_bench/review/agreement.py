@@ -1,0 +1,337 @@
+"""Inter-annotator agreement of the review database: what is compared, and the report.
+
+What is compared (:data:`MEASURES`), on the rows each annotator *marked reviewed* in their own copy of
+an independent segment (an unreviewed row is still the draft, not a human judgement):
+
+- labels, nominal level: the relation cycle state (RPP gold), the relation pattern, the utterance
+  type, the first support strategy's type (SSP gold) and its resolved target (STP gold, resolved as
+  the task builder does), the row's addressees. A rater who left the field empty gives the category
+  "(none)"; a unit (segment, row) counts when at least one rater filled the field, so rows where
+  the field does not apply (an utterance type on a therapist row) do not inflate agreement.
+- emotion intensity, interval level: per client named in ``internal_emotion`` (their first item
+  with an integer intensity 0-10, as ER takes it); a rater without such an item for that client
+  gives no rating.
+- free text: emotion descriptions (per client) and viewpoints (per source and target), compared
+  between every two annotators who both wrote one: exact-match share (case and spacing ignored) and
+  BERTScore F1 on the project's backbone (:mod:`rescue_bench.bertscore`; skipped with a note when the
+  extra is not installed).
+
+Per measure and scope (couple, family, all): Krippendorff's alpha with Cohen's and Fleiss' kappa
+where they apply (:func:`rescue_bench.metrics.agreement.reliability`), each with a bootstrap interval
+over segments. Beside them, the draft-vs-human change rate of every row field: over every human
+review of a draft (annotator copies, and final copies of shared segments), the share of reviewed
+rows where the reviewer's value differs from the draft (how much the experts corrected the model).
+
+The functions on rows are pure; :func:`collect` reads them from a database session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import combinations
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from rescue_bench.data.models import Row
+from rescue_bench.labels import SCENARIOS, group_label
+from rescue_bench.metrics.agreement import Level, Unit, reliability
+from rescue_bench.metrics.bootstrap import bootstrap_ci
+from rescue_bench.metrics.stats import mean_statistic
+from rescue_bench.review.edits import EDITABLE_FIELDS
+from rescue_bench.review.models import Copy, RowValue, Segment, SegmentRow, User, dumps
+from rescue_bench.tasks.er import integer_intensity
+from rescue_bench.tasks.stp import resolve_target, strategy_type
+
+NONE = "(none)"
+"""The nominal category of an empty label."""
+ALL = "all"
+"""The scope pooling couple and family segments."""
+
+Kind = Literal["nominal", "interval", "text"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    label: str
+    kind: Kind
+    unit: Literal["row", "person", "pair"]
+    """What one unit is: a row, a client in a row, or a (source, target) pair in a row."""
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("relation_cycle_state", "Relation cycle state (RPP gold)", "nominal", "row"),
+    Measure("relation_pattern", "Relation pattern", "nominal", "row"),
+    Measure("utterance_type", "Utterance type", "nominal", "row"),
+    Measure("strategy", "Support strategy (SSP gold)", "nominal", "row"),
+    Measure("support_target", "Support target (STP gold)", "nominal", "row"),
+    Measure("target", "Addressees (row target)", "nominal", "row"),
+    Measure("intensity", "Emotion intensity (0-10)", "interval", "person"),
+    Measure("emotion_description", "Emotion description", "text", "person"),
+    Measure("viewpoint", "Viewpoint", "text", "pair"),
+)
+"""Every compared measure, in report order."""
+
+
+def _label(value: Any) -> str:
+    return value.strip() if isinstance(value, str) and value.strip() else NONE
+
+
+def _names(values: Any) -> str:
+    names = sorted({v.strip() for v in values or [] if isinstance(v, str) and v.strip()})
+    return " + ".join(names) if names else NONE
+
+
+def measure_values(row: dict[str, Any], scenario: str) -> dict[str, dict[str, Hashable]]:
+    """One copy's row as measure -> {unit key within the row: value} (see :data:`MEASURES`)."""
+    model = Row.model_validate(row)
+    out: dict[str, dict[str, Hashable]] = {
+        "relation_cycle_state": {"": _label(model.relation_cycle_state)},
+        "relation_pattern": {"": _label(model.relation_pattern)},
+        "utterance_type": {"": _label(model.utterance_type)},
+        "strategy": {"": strategy_type(model) or NONE},
+        "support_target": {"": resolve_target(model, group_label(scenario)) or NONE},
+        "target": {"": _names(model.target)},
+        "intensity": {},
+        "emotion_description": {},
+        "viewpoint": {},
+    }
+    for item in model.internal_emotion or []:
+        person = (item.person or "").strip()
+        if not person:
+            continue
+        level = integer_intensity(item.intensity)
+        if level is not None:
+            out["intensity"].setdefault(person, level)
+        text = (item.emotion_description or "").strip()
+        if text:
+            out["emotion_description"].setdefault(person, text)
+    for view in model.viewpoints_attitudes or []:
+        source, target, text = ((v or "").strip() for v in (view.source, view.target, view.viewpoint))
+        if source and target and text:
+            out["viewpoint"].setdefault(f"{source} -> {target}", text)
+    return out
+
+
+@dataclass(frozen=True)
+class RatedRow:
+    """One row of an independent segment as each annotator who reviewed it holds it."""
+
+    segment: str
+    scenario: str
+    position: int
+    copies: dict[str, dict[str, Any]]
+    """annotator -> their reviewed row."""
+
+    @cached_property
+    def values(self) -> dict[str, dict[str, dict[str, Hashable]]]:
+        """annotator -> :func:`measure_values` of their row (worked out once per row)."""
+        return {who: measure_values(row, self.scenario) for who, row in self.copies.items()}
+
+
+@dataclass(frozen=True)
+class HumanReview:
+    """One human review of a draft row (for the change rate)."""
+
+    segment: str
+    scenario: str
+    draft: dict[str, Any]
+    value: dict[str, Any]
+
+
+def units(measure: Measure, rows: Iterable[RatedRow]) -> list[Unit]:
+    """The units of a label or intensity measure (see the module docstring for what counts)."""
+    out = []
+    for r in rows:
+        per_rater = {who: values[measure.name] for who, values in r.values.items()}
+        keys = sorted({k for values in per_rater.values() for k in values})
+        if measure.unit == "row":
+            keys = [""]
+        for key in keys:
+            ratings = {who: values[key] for who, values in per_rater.items() if key in values}
+            if measure.kind == "nominal" and all(v == NONE for v in ratings.values()):
+                continue
+            out.append(Unit(r.segment, ratings, f"{r.segment} row {r.position}" + (f" {key}" if key else "")))
+    return out
+
+
+def normalise_text(text: str) -> str:
+    """What exact match compares: case and runs of spacing ignored."""
+    return " ".join(text.split()).casefold()
+
+
+def text_pairs(measure: Measure, rows: Iterable[RatedRow]) -> list[tuple[str, str, str]]:
+    """``(segment, text a, text b)`` for every two annotators who both wrote a text for one unit."""
+    out = []
+    for u in units(measure, rows):
+        for a, b in combinations(sorted(u.ratings), 2):
+            out.append((u.cluster, str(u.ratings[a]), str(u.ratings[b])))
+    return out
+
+
+def change_counts(reviews: Iterable[HumanReview], fields: Sequence[str] = EDITABLE_FIELDS) -> dict[str, tuple[int, int]]:
+    """field -> (reviewed rows, rows whose human value differs from the draft)."""
+    counts = {f: [0, 0] for f in fields}
+    for r in reviews:
+        for f in fields:
+            counts[f][0] += 1
+            old = dumps(r.draft[f]) if f in r.draft else None
+            new = dumps(r.value[f]) if f in r.value else None
+            counts[f][1] += old != new
+    return {f: (n, k) for f, (n, k) in counts.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+# ------------------------------------------------------------------------------------------------
+
+
+def _scopes(rows: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+    present = [s for s in SCENARIOS if any(r.scenario == s for r in rows)]
+    return [(s, [r for r in rows if r.scenario == s]) for s in present] + [(ALL, list(rows))]
+
+
+def _mean_ci(records: list[tuple[str, float]], n_resamples: int, confidence: float, seed: int) -> tuple[float | None, list[float] | None]:
+    if not records:
+        return None, None
+    values = [v for _, v in records]
+    mean = sum(values) / len(values)
+    if n_resamples <= 0 or len({c for c, _ in records}) < 2:
+        return mean, None
+    low, high = bootstrap_ci(records, mean_statistic(lambda r: r[1]), cluster_key=lambda r: r[0], n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return mean, None if math.isnan(low) else [low, high]
+
+
+def _similarities(pairs: Sequence[tuple[str, str, str]], use_bertscore: bool) -> tuple[list[float] | None, str | None]:
+    """BERTScore F1 of each pair (``None`` and why, when not computed). Each distinct pair of texts is
+    scored once; identical texts score 1 without running the model (their F1 is 1 up to rounding)."""
+    if not use_bertscore:
+        return None, "BERTScore switched off"
+    if not pairs:
+        return [], None
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1
+
+    todo = sorted({(a, b) for _, a, b in pairs if a != b})
+    try:
+        scores = dict(zip(todo, bertscore_f1([a for a, _ in todo], [b for _, b in todo]))) if todo else {}
+    except BertScoreUnavailable as exc:
+        return None, str(exc)
+    return [1.0 if a == b else scores[(a, b)] for _, a, b in pairs], None
+
+
+def agreement_report(
+    rows: Sequence[RatedRow],
+    reviews: Sequence[HumanReview],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    use_bertscore: bool = True,
+) -> dict[str, Any]:
+    """Agreement per measure and scope, text similarity, and change rates, as one JSON-ready dict."""
+    compared = [r for r in rows if len(r.copies) >= 2]
+    report: dict[str, Any] = {
+        "segments": len({r.segment for r in compared}),
+        "rows": len(compared),
+        "annotators": sorted({who for r in compared for who in r.copies}),
+        "settings": {"resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "fields": [],
+        "text": [],
+        "changes": [],
+        "notes": [],
+    }
+    if not compared:
+        report["notes"].append("no row was reviewed by two or more annotators in independent copies yet")
+    scenario_of = {r.segment: r.scenario for r in compared}
+    for measure in MEASURES:
+        if measure.kind == "text":
+            # scored once over every scope's pairs (the scenario scopes are subsets of "all")
+            pairs = text_pairs(measure, compared)
+            sims, note = _similarities(pairs, use_bertscore)
+            for scope, _ in _scopes(compared):
+                chosen = [i for i, p in enumerate(pairs) if scope == ALL or scenario_of[p[0]] == scope]
+                exact = [(pairs[i][0], float(normalise_text(pairs[i][1]) == normalise_text(pairs[i][2]))) for i in chosen]
+                share, share_ci = _mean_ci(exact, n_resamples, confidence, seed)
+                bert, bert_ci = (None, None) if sims is None else _mean_ci([(pairs[i][0], sims[i]) for i in chosen], n_resamples, confidence, seed)
+                report["text"].append(
+                    {
+                        "field": measure.name, "label": measure.label, "scope": scope, "pairs": len(chosen),
+                        "segments": len({pairs[i][0] for i in chosen}), "exact": share, "exact_ci": share_ci,
+                        "bertscore": bert, "bertscore_ci": bert_ci, "note": note,
+                    }
+                )
+            continue
+        for scope, scoped in _scopes(compared):
+            level: Level = "nominal" if measure.kind == "nominal" else "interval"
+            result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
+            report["fields"].append({"field": measure.name, "label": measure.label, "scope": scope, **result.to_json()})
+    for scope, scoped in _scopes(list(reviews)):
+        for name, (n, changed) in change_counts(scoped).items():
+            report["changes"].append({"field": name, "scope": scope, "rows": n, "changed": changed, "rate": changed / n if n else None})
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+# reading the database
+# ------------------------------------------------------------------------------------------------
+
+
+def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[RatedRow], list[HumanReview]]:
+    """The reviewed rows of every annotator copy (grouped per row), and every human review of a draft.
+
+    Human reviews: the reviewed rows of annotator copies, and of final copies of shared segments
+    (the final copy of an independent segment holds adjudications, not reviews of the draft).
+    """
+    query = (
+        select(Segment.sample_id, Segment.scenario, Segment.review_mode, Copy.kind, User.username, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json)
+        .join(Copy, Copy.segment_id == Segment.id)
+        .join(RowValue, RowValue.copy_id == Copy.id)
+        .join(SegmentRow, SegmentRow.id == RowValue.row_id)
+        .outerjoin(User, User.id == Copy.owner_id)
+        .where(RowValue.reviewed)
+        .order_by(Segment.position, SegmentRow.position, User.username)
+    )
+    if not include_discarded:
+        query = query.where(Segment.status != "discarded")
+    grouped: dict[tuple[str, int], RatedRow] = {}
+    reviews: list[HumanReview] = []
+    for sample_id, scenario, mode, kind, username, position, draft_json, value_json in session.execute(query):
+        draft = json.loads(draft_json)
+        value = json.loads(value_json) if value_json is not None else draft
+        if kind == "annotator":
+            item = grouped.setdefault((sample_id, position), RatedRow(sample_id, scenario, position, {}))
+            item.copies[username or "?"] = value
+            reviews.append(HumanReview(sample_id, scenario, draft, value))
+        elif mode == "shared" and kind == "final":
+            reviews.append(HumanReview(sample_id, scenario, draft, value))
+    return list(grouped.values()), reviews
+
+
+def database_report(session: Session, **kwargs: Any) -> dict[str, Any]:
+    """:func:`agreement_report` of everything in the database (``kwargs`` as there)."""
+    rows, reviews = collect(session)
+    return agreement_report(rows, reviews, **kwargs)
+
+
+__all__ = [
+    "ALL",
+    "MEASURES",
+    "NONE",
+    "HumanReview",
+    "Measure",
+    "RatedRow",
+    "agreement_report",
+    "change_counts",
+    "collect",
+    "database_report",
+    "measure_values",
+    "normalise_text",
+    "text_pairs",
+    "units",
+]
