@@ -2,9 +2,10 @@
 
 Baselines need the whole instance set of a task (cross-validation over clips), which a chat model API
 never sees. Each task's solver therefore holds its :class:`BaselinePool` (the task's *whole* instance
-set, even when only part of it is evaluated under ``--limit`` or in one worker's shard) and opens it
-for the duration of each call with :func:`open_pool`; the provider reads it from that scope. Each
-user message carries the neutral instance id in its metadata (never sent to a real provider).
+set, even when only part of it is evaluated under ``--limit`` or by one worker) and opens it, with the
+id of the instance being answered, for the duration of each call with :func:`open_pool`; the provider
+reads both from that scope. Nothing about the instance rides along in the messages, so a real
+provider's requests (and the logs) carry the prompt alone.
 """
 
 from __future__ import annotations
@@ -19,16 +20,23 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from rescue_bench.tasks.instance import Instance
 
-INSTANCE_KEY = "rescue_instance"
-"""Metadata key of the user message that names the instance id."""
-
-
 class BaselinePool:
-    """The instance set a task's baseline answers are computed over, with the answers once computed."""
+    """A task's whole instance set: the scorer finds each sample's instance in it, and the baseline
+    answers are computed over it (once, on first use)."""
 
     def __init__(self, instances: Sequence[Instance]) -> None:
         self.instances = list(instances)
+        self._by_id: dict[str, Instance] | None = None
         self._answers: dict[tuple[str, int], dict[str, str]] = {}
+
+    def instance(self, instance_id: str) -> Instance:
+        """The instance with ``instance_id`` (``KeyError`` when it is not in the set)."""
+        if self._by_id is None:
+            self._by_id = {inst.id: inst for inst in self.instances}
+        try:
+            return self._by_id[instance_id]
+        except KeyError:
+            raise KeyError(f"instance {instance_id} is not in its task's instance set") from None
 
     def answer(self, method: str, instance_id: str, seed: int = 0) -> str:
         """The baseline's raw answer for one instance of the pool (all answers computed on first use)."""
@@ -43,26 +51,17 @@ class BaselinePool:
             raise KeyError(f"instance {instance_id} is not in its task's baseline pool") from None
 
 
-_POOL: ContextVar[BaselinePool | None] = ContextVar("rescue_baseline_pool", default=None)
+_SCOPE: ContextVar[tuple[BaselinePool, str] | None] = ContextVar("rescue_baseline_scope", default=None)
 
 
 @contextlib.contextmanager
-def open_pool(pool: BaselinePool | None) -> Iterator[None]:
-    """Make ``pool`` the one the baseline provider answers from, for the calls made inside."""
-    token = _POOL.set(pool)
+def open_pool(pool: BaselinePool, instance_id: str) -> Iterator[None]:
+    """Let the baseline provider answer instance ``instance_id`` of ``pool``, for the calls made inside."""
+    token = _SCOPE.set((pool, instance_id))
     try:
         yield
     finally:
-        _POOL.reset(token)
-
-
-def instance_id_of(messages: list[ChatMessage]) -> str | None:
-    """The instance id carried by the last message that has one."""
-    for message in reversed(messages):
-        meta: dict[str, Any] = getattr(message, "metadata", None) or {}
-        if INSTANCE_KEY in meta:
-            return str(meta[INSTANCE_KEY])
-    return None
+        _SCOPE.reset(token)
 
 
 class BaselineAPI(ModelAPI):
@@ -91,10 +90,10 @@ class BaselineAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        instance_id = instance_id_of(input)
-        pool = _POOL.get()
-        if instance_id is None or pool is None:
+        scope = _SCOPE.get()
+        if scope is None:
             raise ValueError("baseline models answer RESCUE-Bench instances only (no instance or task pool in scope)")
+        pool, instance_id = scope
         content = pool.answer(self.model_name, instance_id, self.seed)
         return ModelOutput.from_content(model=f"baseline/{self.model_name}", content=content)
 
