@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -33,6 +33,19 @@ console = Console()
 def default_out(model: str) -> str:
     """``rescue_runs/<model>`` with path-unsafe characters replaced."""
     return str(Path("rescue_runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model))
+
+
+def check_workers(value: str) -> int | Literal["auto"]:
+    """``--workers``: ``auto`` or a whole number >= 1 (one-line error otherwise)."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise fail(f"--workers must be auto or a whole number >= 1 (got {value!r})")
+    return n
 
 
 def _fmt(value: Any) -> str:
@@ -85,7 +98,7 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the random/prior baselines."),
     display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
     log_samples: bool = typer.Option(True, "--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the calls over (for fast endpoints, where one process is CPU-bound); --max-connections is shared among them."),
+    workers: str = typer.Option("auto", "--workers", help="Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
     from rescue_bench.labels import RUBRICS
@@ -93,6 +106,7 @@ def eval_command(
     if vp_rubric not in RUBRICS:
         raise fail(f"--vp-rubric must be one of {', '.join(RUBRICS)} (got {vp_rubric!r})")
     check_model(model)
+    worker_count = check_workers(workers)
     task_list = check_tasks(tasks)
     cue_mode = check_mode(mode)
     context = check_context(context)
@@ -118,7 +132,7 @@ def eval_command(
         cache=not no_cache,
         seed=seed,
         log_samples=log_samples,
-        workers=workers,
+        workers=worker_count,
         out=str(out) if out else default_out(model),
     )
     try:
@@ -136,4 +150,7 @@ def eval_command(
             highlight=False,
             markup=False,  # "[bertscore]" is not a rich tag
         )
+    choice = run.get("workers_choice") or {}
+    if choice:
+        console.print(f"Workers: {run['workers']} ({choice['reason']})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)

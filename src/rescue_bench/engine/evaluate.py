@@ -8,13 +8,17 @@ during a run) and finished samples are written to the log 100 at a time.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage, shard_connections, shard_of
+from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage
 from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.engine.board import Board
 
 
 def log_usage(logs: Sequence[Any]) -> dict[str, Any]:
@@ -69,53 +73,68 @@ def evaluate(
     settings: EvalSettings,
     *,
     display: str = "full",
-    shard: tuple[int, int] = (0, 1),
+    worker: tuple[Board, int] | None = None,
     on_total: Callable[[int], None] | None = None,
     on_record: Callable[[], None] | None = None,
 ) -> tuple[int, Evaluated]:
     """Load, build and run the instances of ``settings`` through inspect_ai; write nothing but logs.
 
-    ``shard=(k, n)``: only every n-th instance of each task from the k-th on (after ``--limit``),
-    with ``1/n`` of ``--max-connections``; the n shards together are the whole run. ``on_total`` gets
-    the number of instances to evaluate once they are built, ``on_record`` is called as each record
-    is made. Returns (clips loaded, what was evaluated).
+    ``worker=(board, k)``: this is worker ``k`` of a multi-worker run. It builds every instance and
+    starts its tasks, which wait until the parent lets them call (or stops them: nothing evaluated,
+    and the empty logs are removed), then claim instances from the board's work queue as they go,
+    with the share of ``--max-connections`` the board gives this worker.
+    ``on_total`` gets the number of instances of the whole run once they are built, ``on_record`` is
+    called as each record is made. Returns (clips loaded, what was evaluated here).
     """
     from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.board import GO
     from rescue_bench.engine.channel import RunChannel
-    from rescue_bench.engine.inspect_tasks import rescue_task
+    from rescue_bench.engine.feed import UNBOUNDED_SLOTS, TaskFeed, WorkerFeed
+    from rescue_bench.engine.inspect_tasks import instance_sample, rescue_task
+    from rescue_bench.labels import TASKS
     from rescue_bench.tasks import BuildOptions, build_instances
 
-    index, count = shard
     clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
     options = BuildOptions(mode=settings.mode).with_context(settings.context)
-    connections = shard_connections(settings.max_connections, count)
-    # one bound on calls in flight over all tasks, model and judge together: with it the six tasks run
-    # at the same time (sequential tasks left the CPU idle at each task's tail and start)
-    channel = RunChannel(on_record, max_calls=connections)
-    tasks = []
-    evaluated: list[Instance] = []
+    built = []
     for name in settings.tasks:
         instances = build_instances(clips, name, options)
-        chosen = shard_of(instances[: settings.limit] if settings.limit else instances, index, count)
-        if not chosen:
-            continue
-        evaluated += chosen
-        tasks.append(
-            rescue_task(
-                name,
-                instances,  # the baselines' pool: the whole set, whatever part is evaluated
-                evaluate=chosen,
-                mode=settings.mode,
-                context=settings.context,
-                cache=settings.cache and not settings.is_baseline,
-                temperature=settings.temperature,
-                vp_rubric=settings.vp_rubric,
-                attempt_timeout=settings.timeout,
-                channel=channel,
-            )
-        )
+        chosen = instances[: settings.limit] if settings.limit else instances
+        if chosen:
+            built.append((name, instances, chosen))
     if on_total is not None:
-        on_total(len(evaluated))
+        on_total(sum(len(chosen) for _, _, chosen in built))
+    feeds: dict[str, TaskFeed] = {}
+    if worker is None:
+        connections = settings.max_connections
+        # one bound on calls in flight over all tasks, model and judge together: with it the six tasks
+        # run at the same time (sequential tasks left the CPU idle at each task's tail and start)
+        channel = RunChannel(on_record, max_calls=connections)
+    else:
+        board, index = worker
+        gauge = board.gauge(index)
+        # inspect_ai's own per-model bound: the run's total (a worker's share, read from the board at
+        # every call by the channel, is the one that binds; the parent sets it when the worker goes)
+        connections = settings.max_connections
+        channel = RunChannel(on_record, gauge=gauge)
+        shared = WorkerFeed(board, index, lambda: gauge.limit() or UNBOUNDED_SLOTS)
+        feeds = {name: TaskFeed(shared, TASKS.index(name), chosen, instance_sample) for name, _, chosen in built}
+    tasks = [
+        rescue_task(
+            name,
+            instances,  # the baselines' pool: the whole set, whatever part is evaluated
+            evaluate=chosen,
+            mode=settings.mode,
+            context=settings.context,
+            cache=settings.cache and not settings.is_baseline,
+            temperature=settings.temperature,
+            vp_rubric=settings.vp_rubric,
+            attempt_timeout=settings.timeout,
+            channel=channel,
+            feed=feeds.get(name),
+        )
+        for name, instances, chosen in built
+    ]
     logs = run_inspect(
         tasks,
         model=settings.model,
@@ -128,6 +147,14 @@ def evaluate(
         max_retries=settings.max_retries,
         timeout=settings.timeout,
     )
+    if worker is not None and worker[0].state(worker[1]) != GO:  # stopped before its first call
+        for log in logs:
+            Path(log.location).unlink(missing_ok=True)  # empty: not worth a file beside the real ones
+        return len(clips), Evaluated([], {}, [])
+    if feeds:  # what this worker claimed
+        evaluated = [inst for feed in feeds.values() for inst in feed.taken]
+    else:
+        evaluated = [inst for _, _, chosen in built for inst in chosen]
     records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None)
     return len(clips), Evaluated(records, log_usage(logs), [getattr(log, "status", None) for log in logs])
 
@@ -183,6 +210,9 @@ def run_inspect(
             log_realtime=False,
             log_buffer=100,
             log_samples=log_samples,
+            # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
+            # app built before the first call; off unless asked for with inspect_ai's own variable
+            ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,
             **gen_args,
         )
     except KeyboardInterrupt as exc:

@@ -20,8 +20,9 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from rescue_bench.data.load import load_clips
-from rescue_bench.engine.baseline_api import BaselinePool, open_pool
+from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
 from rescue_bench.engine.channel import RunChannel, call_slot
+from rescue_bench.engine.feed import TaskFeed
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, CueMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
@@ -47,9 +48,13 @@ def instance_sample(instance: Instance) -> Sample:
     scoring needs stays with the task (:func:`rescue_task`) instead of riding along in the metadata.
     """
     prompt = render(instance)
+    # the instance id on the user message (never sent to a provider) is what the baseline provider
+    # answers from, and it keys the response cache per instance: two instances whose prompts happen
+    # to be the same (copies of a clip) are two calls, as they were always
+    user = ChatMessageUser(content=prompt.user, metadata={INSTANCE_KEY: instance.id})
     return Sample(
         id=instance.id,
-        input=[ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)],
+        input=[ChatMessageSystem(content=prompt.system), user],
         target=json.dumps(instance.gold, ensure_ascii=False),
         metadata={key: getattr(instance, key) for key in SAMPLE_METADATA},
     )
@@ -113,8 +118,8 @@ def answer(cache: bool = True, pool: BaselinePool | None = None, channel: RunCha
     gen = generate(cache=CACHE if cache else False)
 
     async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
-        if pool is not None and is_baseline(str(state.model)):
-            with open_pool(pool, str(state.sample_id)):
+        if is_baseline(str(state.model)):
+            with open_pool(pool):
                 return await gen(state, generate_fn)
         async with call_slot(channel):
             return await gen(state, generate_fn)
@@ -134,17 +139,19 @@ def rescue_task(
     vp_rubric: Rubric = "default",
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    feed: TaskFeed | None = None,
 ) -> Task:
     """An inspect task for ``task_name``: samples of ``evaluate`` (default: all of ``instances``).
 
     ``instances`` is the task's whole instance set, the pool the offline baselines cross-validate
-    over: a run that evaluates only some instances (``--limit``, one worker's shard) gets the same
-    baseline answers for them as a run over all.
+    over: a run that evaluates only some instances (``--limit``, one worker's part) gets the same
+    baseline answers for them as a run over all. With a ``feed`` (a worker of a multi-worker run)
+    the samples come from the feed, which claims them from the run's work queue as the task goes.
     """
     chosen = list(instances if evaluate is None else evaluate)
     pool = BaselinePool(instances)
     return Task(
-        dataset=MemoryDataset([instance_sample(i) for i in chosen], name=f"rescue_{task_name}"),
+        dataset=feed if feed is not None else MemoryDataset([instance_sample(i) for i in chosen], name=f"rescue_{task_name}"),
         solver=answer(cache=cache, pool=pool, channel=channel),
         scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel),
         config=GenerateConfig(temperature=temperature),

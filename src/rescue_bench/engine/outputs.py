@@ -92,8 +92,14 @@ def versions() -> dict[str, str]:
     return {"rescue_bench": __version__, "inspect_ai": version("inspect_ai"), "python": platform.python_version()}
 
 
-def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1) -> dict[str, Any]:
-    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary."""
+def write_outputs(
+    settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1, choice: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary.
+
+    ``workers``: the processes that made calls; ``choice``: how that number was chosen
+    (``run.workers_choice``), recorded as ``workers_choice``.
+    """
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
     out = Path(settings.out)
@@ -111,6 +117,7 @@ def write_outputs(settings: EvalSettings, evaluated: Evaluated, *, clips: int, w
             "context_windows": {t: options.window(t) for t in DEFAULT_CONTEXT},
             "clips": clips,
             "workers": workers,
+            "workers_choice": choice,
             "bertscore_backbone": backbone,
             "usage": evaluated.usage,
             "versions": versions(),
