@@ -46,6 +46,14 @@ def add_bertscore(records: list[dict[str, Any]], backbone: str | None) -> str | 
     return backbone
 
 
+def preload() -> None:
+    """Import what writing the outputs needs and a run does not: scikit-learn, for the summary's metrics.
+
+    The parent of a multi-worker run calls it in a thread while the workers work, so the ~1 s import
+    is not added to the end of the run (``rescue_bench.metrics`` imports it only when summarising)."""
+    import sklearn.metrics  # noqa: F401
+
+
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     """``rows`` as JSON Lines at ``path``, atomically."""
     tmp = path.with_suffix(path.suffix + ".tmp")

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rescue_bench.engine.board import GO, PARKED, STOP, Board
+from rescue_bench.engine.outputs import preload
 from rescue_bench.engine.settings import (
     EvalSettings,
     Evaluated,
@@ -278,6 +279,7 @@ def run_workers(settings: EvalSettings, plan: WorkerPlan, *, display: str = "ful
             workers.append(_Worker(k, folder, settings_path, board.path))
         if plan.auto and settings.max_connections:
             chooser = _Chooser(board, plan, settings.max_connections, workers[0].proc.pid)
+        threading.Thread(target=preload, name="rescue-preload", daemon=True).start()
         try:
             checked = check_data() if check_data is not None else None
         except BaseException:
