@@ -9,11 +9,13 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,34 @@ def write_scaled(clips: list[dict[str, Any]], dest: Path, *, copies: int | None 
 # the model behind the fake server: always a valid answer, in the contract of each task
 # --------------------------------------------------------------------------------------------------
 
-responder = ValidAnswers()
+class Recorder:
+    """:class:`ValidAnswers` that also keeps what the server was asked, for the floors and start-up.
+
+    ``messages``: every request's messages (when ``keep``), in arrival order; ``first``: the
+    ``time.perf_counter()`` of the first request since the last :meth:`reset`.
+    """
+
+    def __init__(self) -> None:
+        self.inner = ValidAnswers()
+        self.keep = False
+        self.messages: list[list[dict[str, Any]]] = []
+        self.first: float | None = None
+        self._lock = threading.Lock()
+
+    def reset(self, keep: bool = False) -> None:
+        with self._lock:
+            self.keep, self.messages, self.first = keep, [], None
+
+    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+        with self._lock:
+            if self.first is None:
+                self.first = time.perf_counter()
+            if self.keep:
+                self.messages.append([{"role": m["role"], "content": m["content"]} for m in messages])
+        return self.inner(messages)
+
+
+responder = Recorder()
 """A valid answer to every RESCUE-Bench prompt and judge request (no thinking involved)."""
 
 
@@ -130,32 +159,105 @@ class ChildRun:
     returncode: int
     wall: float
     cpu: float
-    """User + system CPU seconds of the child."""
+    """User + system CPU seconds of the child (and of the children it waited for: its workers)."""
     maxrss_mb: float
-    """Peak resident memory of the child (``getrusage`` maxrss)."""
+    """Peak resident memory of the child (``getrusage`` maxrss: the largest process)."""
     stdout: str
     stderr: str
+    start: float = 0.0
+    """``time.perf_counter()`` when the child was started."""
+    server_cpu: float = 0.0
+    """CPU seconds this (the server's) process used meanwhile."""
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def run_child(cmd: list[str], env: dict[str, str]) -> ChildRun:
-    """Run ``cmd`` and measure it with ``wait4``: wall time, CPU time and peak RSS of that child only."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+def run_child(cmd: list[str], env: dict[str, str], *, terminal: bool = False) -> ChildRun:
+    """Run ``cmd`` and measure it with ``wait4``: wall time, CPU time and peak RSS of that child.
+
+    ``terminal``: run it on a pseudo-terminal (80x24 would be cramped: 120x40), as a user runs it in
+    a terminal: progress displays draw as they would there. Its output is then all in ``stdout``.
+    """
+    cpu0 = time.process_time()
+    if terminal:
+        import fcntl
+        import struct
+        import termios
+
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        chunks: list[bytes] = []
+
+        def drain() -> None:
+            while True:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                chunks.append(data)
+
+        reader = threading.Thread(target=drain, daemon=True)
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, env=dict(env, TERM=env.get("TERM", "xterm-256color")), stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        reader.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return ChildRun(
-            returncode=proc.returncode,
-            wall=wall,
-            cpu=usage.ru_utime + usage.ru_stime,
-            maxrss_mb=usage.ru_maxrss / 1024,
-            stdout=out.read().decode(errors="replace"),
-            stderr=err.read().decode(errors="replace"),
-        )
+        reader.join(timeout=5)
+        os.close(master)
+        out, err = b"".join(chunks), b""
+    else:
+        with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd, env=env, stdout=out_f, stderr=err_f)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+            out_f.seek(0)
+            err_f.seek(0)
+            out, err = out_f.read(), err_f.read()
+    return ChildRun(
+        returncode=os.waitstatus_to_exitcode(status),
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        maxrss_mb=usage.ru_maxrss / 1024,
+        stdout=out.decode(errors="replace"),
+        stderr=err.decode(errors="replace"),
+        start=start,
+        server_cpu=time.process_time() - cpu0,
+    )
 
 
 def python() -> str:
     return sys.executable
+
+
+def cpu_busy(seconds: float = 1.0) -> float | None:
+    """Share of the machine's CPU time spent busy over the next ``seconds`` (Linux ``/proc/stat``)."""
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as fh:
+            values = [int(x) for x in fh.readline().split()[1:]]
+        idle = values[3] + values[4]  # idle + iowait
+        return sum(values) - idle, sum(values)
+
+    try:
+        busy0, total0 = sample()
+        time.sleep(seconds)
+        busy1, total1 = sample()
+    except (OSError, ValueError):
+        return None
+    return (busy1 - busy0) / max(1, total1 - total0)
+
+
+def wait_quiet(threshold: float, patience: float) -> float | None:
+    """Wait (at most ``patience`` seconds) until the machine is less than ``threshold`` busy; the
+    share it was busy just before returning (``None`` where that cannot be read).
+
+    On a machine shared with other work, a timed run started while something else is running
+    measures the other work too; waiting for a quiet second makes the runs comparable."""
+    deadline = time.monotonic() + patience
+    while True:
+        busy = cpu_busy()
+        if busy is None or busy < threshold or time.monotonic() >= deadline:
+            return busy

@@ -41,3 +41,19 @@ def test_mypy():
 
 def test_import_contracts():
     _check("importlinter", ["-c", LINT_IMPORTS])
+
+
+def test_tests_import_helpers_not_conftests_or_test_modules():
+    """A test imports shared code as ``tests.<module>`` from a helpers or factories module: never
+    from a conftest (pytest loads those itself, and a relative import of one broke collection in CI
+    after a helper moved) and never from another test module (whose tests it would drag along)."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                last = (node.module or "").rsplit(".", 1)[-1]
+                if node.level or last == "conftest" or last.startswith("test_"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {'.' * node.level}{node.module or ''}")
+    assert not offenders, "\n".join(offenders)

@@ -66,3 +66,20 @@ def test_typer_usage_errors_and_aborts_pass_the_guard():
     result = CliRunner().invoke(probe, ["abort"])
     assert result.exit_code == 1, result.output
     assert "Aborted" in result.output and "unexpected" not in result.output
+
+
+def test_run_options_mean_the_same_in_eval_and_agent():
+    """The engine's run options are declared once: the same name, range and default in both commands
+    (the agent command had accepted ``--max-retries -1`` and ``--timeout 0``)."""
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    shared = ("--max-connections", "--max-retries", "--timeout", "--temperature", "--bertscore-model", "--no-cache", "--seed", "--display")
+    for command in (["eval"], ["agent", "eval"]):
+        text = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "300"}).output
+        missing = [name for name in shared if name not in text]
+        assert not missing, (command, missing)
+        for bad in (["--max-retries", "-1"], ["--timeout", "0"], ["--max-connections", "0"]):
+            result = runner.invoke(app, [*command, *bad, "--limit", "1", "--out", "unused"])
+            assert result.exit_code == 2, (command, bad, result.output)
+            assert f"Invalid value for '{bad[0]}'" in result.output, (command, bad, result.output)

@@ -11,13 +11,18 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rescue_bench.cli import app
+from rescue_bench.data.load import demo_path
+from rescue_bench.engine.board import GO, PARKED, STOP, Board
 from rescue_bench.engine.channel import RunChannel
 from rescue_bench.engine.settings import (
+    MIN_CALLS_PER_WORKER,
+    SATURATED,
     EvalSettings,
-    effective_workers,
+    available_cpus,
     merge_usage,
-    shard_connections,
-    shard_of,
+    plan_workers,
+    scale_workers,
+    share_connections,
 )
 from rescue_bench.testing import FakeOpenAI
 from tests.reliability.helpers import Responder, expected_counts
@@ -32,34 +37,184 @@ LIMIT = 12
 # --------------------------------------------------------------------------------------------------
 
 
-@given(st.lists(st.integers(), max_size=60), st.integers(1, 9))
-def test_shards_partition_the_instances(items: list[int], count: int) -> None:
-    parts = [shard_of(items, k, count) for k in range(count)]
-    assert sorted(x for p in parts for x in p) == sorted(items)
-    assert sum(len(p) for p in parts) == len(items)  # disjoint: nothing evaluated twice
-    assert max(map(len, parts)) - min(map(len, parts)) <= 1  # balanced
+def test_plan_workers_number_asked_capped_by_connections() -> None:
+    assert plan_workers(4, cpus=2, max_connections=64).cap == 4  # asked for: taken, whatever the CPUs
+    assert plan_workers(4, cpus=8, max_connections=2).cap == 2  # every worker keeps a connection
+    assert plan_workers(3, cpus=8, max_connections=None).cap == 3  # inspect_ai's default, per worker
+    assert plan_workers(4, cpus=8, max_connections=64, baseline=True).cap == 1  # no calls to spread
+    assert plan_workers(4, cpus=8, max_connections=64).start == 4  # all call from the start
+    with pytest.raises(ValueError):
+        EvalSettings(model="openai/x", workers=0)
+    assert EvalSettings(model="openai/x").workers == "auto"  # the default
 
 
-def test_shard_out_of_range() -> None:
-    with pytest.raises(ValueError, match="shard 2 of 2"):
-        shard_of([1, 2, 3], 2, 2)
+@pytest.mark.parametrize(
+    ("cpus", "connections", "instances", "cap", "binding"),
+    [
+        (2, 64, None, 2, "CPUs"),
+        (8, 3, None, 3, "--max-connections"),
+        (8, 64, 450, 2, "instances"),  # 450 // 200: a third worker would get too little to do
+        (8, 64, 100, 1, "instances"),
+        (1, 64, None, 1, "CPUs"),
+        (16, 64, None, 16, "CPUs"),
+    ],
+)
+def test_plan_workers_auto_caps(cpus: int, connections: int, instances: int | None, cap: int, binding: str) -> None:
+    plan = plan_workers("auto", cpus=cpus, max_connections=connections, instances=instances)
+    assert plan.cap == cap and plan.start == 1
+    assert binding in plan.reason
+    assert plan.auto == (cap > 1)
+    assert (plan.cpus, plan.max_connections) == (cpus, connections)
+
+
+def test_plan_workers_auto_without_connection_bound_is_one_process() -> None:
+    plan = plan_workers("auto", cpus=8, max_connections=None)
+    assert plan.cap == 1 and not plan.auto and "max-connections" in plan.reason
+    assert plan_workers("auto", cpus=8, max_connections=64, baseline=True).cap == 1
+
+
+@given(st.integers(1, 64), st.floats(0, 1), st.integers(0, 10_000))
+def test_scale_workers_within_bounds(cap: int, busy: float, remaining: int) -> None:
+    n = scale_workers(cap=cap, busy=busy, remaining=remaining)
+    assert 1 <= n <= cap
+    if busy < SATURATED:
+        assert n == 1  # a process that waits for its endpoint keeps up: one is enough
+    elif remaining >= cap * MIN_CALLS_PER_WORKER:
+        assert n == cap  # saturated, with work for all: every process allowed
+    assert n <= max(1, remaining // MIN_CALLS_PER_WORKER)
+
+
+def test_scale_workers_hand_values() -> None:
+    assert scale_workers(cap=2, busy=0.99, remaining=2000) == 2
+    assert scale_workers(cap=2, busy=0.3, remaining=2000) == 1
+    assert scale_workers(cap=8, busy=0.95, remaining=650) == 3  # 650 // 200
+    assert scale_workers(cap=1, busy=1.0, remaining=10_000) == 1
 
 
 def test_connections_are_shared_never_exceeded() -> None:
-    assert shard_connections(64, 2) == 32
-    assert shard_connections(7, 2) == 3  # 2 x 3 <= 7
-    assert shard_connections(None, 4) is None  # inspect_ai's default, per worker
+    assert share_connections(64, 2) == [32, 32]
+    assert share_connections(7, 2) == [4, 3]
+    assert share_connections(None, 3) == [None, None, None]  # inspect_ai's default, per worker
     for total in range(1, 40):
         for workers in range(1, total + 1):
-            assert 1 <= shard_connections(total, workers) * workers <= total
+            shares = share_connections(total, workers)
+            assert sum(shares) == total and min(shares) >= 1 and max(shares) - min(shares) <= 1
 
 
-def test_effective_workers() -> None:
-    assert effective_workers(EvalSettings(model="openai/x", workers=4)) == 4
-    assert effective_workers(EvalSettings(model="openai/x", workers=4, max_connections=2)) == 2
-    assert effective_workers(EvalSettings(model="baseline/majority", workers=4)) == 1  # no calls to spread
-    with pytest.raises(ValueError):
-        EvalSettings(model="openai/x", workers=0)
+# --------------------------------------------------------------------------------------------------
+# the board: claims and gauges
+# --------------------------------------------------------------------------------------------------
+
+
+def _board(tmp_path: Path, workers: int = 2) -> Board:
+    return Board.create(tmp_path / "board", tasks=6, workers=workers, states=[GO] * workers, slots=[8] * workers)
+
+
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.integers(0, 7)), max_size=60), st.integers(0, 40))
+def test_claims_from_two_processes_partition_the_instances(tmp_path_factory, moves, total: int) -> None:
+    path = tmp_path_factory.mktemp("board")
+    first = _board(path)
+    boards = [first, Board.open(first.path)]  # two handles, as two processes have (flock per handle)
+    got: dict[int, list[int]] = {t: [] for t in range(3)}
+    for who, task, count in moves:
+        got[task] += list(boards[who].claim(task, count, total))
+    for task in range(3):
+        assert len(got[task]) == len(set(got[task]))  # nothing handed out twice
+        assert set(got[task]) == set(range(boards[0].claimed(task)))  # in order, no gaps
+        assert boards[1].claimed(task) <= total
+    for b in boards:
+        b.close()
+
+
+def test_claims_stop_at_the_total(tmp_path: Path) -> None:
+    board = _board(tmp_path)
+    assert list(board.claim(0, 5, 7)) == [0, 1, 2, 3, 4]
+    assert list(board.claim(0, 5, 7)) == [5, 6]
+    assert list(board.claim(0, 5, 7)) == []
+    assert board.claimed(0) == 7 and board.claimed(1) == 0
+
+
+def test_gauge_integrates_calls_in_flight(tmp_path: Path) -> None:
+    board = _board(tmp_path)
+    now = [10.0]
+    gauge = board.gauge(1, clock=lambda: now[0])
+    gauge.started(1)  # t=10: one call
+    now[0] = 11.0
+    gauge.started(2)  # t=11: two calls
+    now[0] = 13.0
+    gauge.finished(1)  # t=13: back to one
+    g = board.gauges(1)
+    assert (g.in_flight, g.started, g.completed, g.first_call, g.clock) == (1, 2, 1, 10.0, 13.0)
+    assert g.integral == pytest.approx(1 * 1 + 2 * 2)  # call-seconds
+    assert g.integral_at(15.0) == pytest.approx(5 + 1 * 2)
+    assert board.gauges(0).started == 0  # the other worker's record is untouched
+
+
+def test_parent_sets_state_and_slots(tmp_path: Path) -> None:
+    board = Board.create(tmp_path / "board", tasks=6, workers=3, states=[GO, PARKED, PARKED], slots=[64, 1, 1])
+    other = Board.open(board.path)
+    assert [other.state(k) for k in range(3)] == [GO, PARKED, PARKED]
+    board.set_slots(0, 32)
+    board.set_state(1, GO)
+    board.set_state(2, STOP)
+    assert other.gauge(0).limit() == 32 and other.state(1) == GO and other.state(2) == STOP
+    with pytest.raises(ValueError, match="not a worker board"):
+        (tmp_path / "junk").write_bytes(b"\0" * 64)
+        Board.open(tmp_path / "junk")
+
+
+class _Gauge:
+    """A gauge whose limit the test sets, counting the most calls seen at once."""
+
+    def __init__(self, limit: int) -> None:
+        self.bound = limit
+        self.now = 0
+        self.peak_after_lowering = 0
+        self.lowered = False
+
+    def limit(self) -> int:
+        return self.bound
+
+    def started(self, in_flight: int) -> None:
+        self.now = in_flight
+        if self.lowered:
+            self.peak_after_lowering = max(self.peak_after_lowering, in_flight)
+
+    def finished(self, in_flight: int) -> None:
+        self.now = in_flight
+
+
+def test_lowered_limit_holds_new_calls_back() -> None:
+    import anyio
+
+    gauge = _Gauge(4)
+    channel = RunChannel(gauge=gauge)
+    release = anyio.Event()
+    peak = 0
+
+    async def call() -> None:
+        nonlocal peak
+        async with channel.call_slot():
+            peak = max(peak, gauge.now)
+            await release.wait()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(call)
+            await anyio.wait_all_tasks_blocked()
+            assert gauge.now == 4  # all four hold a slot
+            gauge.bound, gauge.lowered = 1, True  # the parent shares the connections with a new worker
+            for _ in range(6):
+                tg.start_soon(call)
+            await anyio.wait_all_tasks_blocked()
+            assert gauge.now == 4  # the new calls wait: nobody is over the new limit's head
+            release.set()
+
+    anyio.run(main)
+    assert peak == 4
+    assert gauge.peak_after_lowering <= 1  # after the first four, one call at a time
+    assert gauge.now == 0
 
 
 def test_merge_usage_sums_per_model() -> None:
@@ -100,7 +255,7 @@ def test_two_workers_write_what_one_process_writes(isolated_env: Path, real_or_d
     instances, judged = expected_counts(real_or_demo, LIMIT)
     one, two = isolated_env / "one", isolated_env / "two"
     with FakeOpenAI(Responder(garbage=0.2), latency=0.02) as server:
-        first = _eval(real_or_demo, server, one, isolated_env / "cache-one", "--max-connections", "6")
+        first = _eval(real_or_demo, server, one, isolated_env / "cache-one", "--max-connections", "6", "--workers", "1")
         assert first.exit_code == 0, first.output
         single_requests = server.stats.requests
         # the six tasks run at once, model and judge calls share the bound
@@ -154,12 +309,82 @@ def test_a_failing_worker_is_one_line_exit_2(isolated_env: Path) -> None:
     assert "Traceback" not in result.output
 
 
-def test_bad_data_stops_before_any_worker(tmp_path: Path) -> None:
+def test_bad_data_is_one_error_and_stops_the_workers(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sample_id": "x"}\n', encoding="utf-8")
     result = runner.invoke(
         app, ["eval", "--model", "openai/x", "--workers", "2", "--data", str(bad), "--out", str(tmp_path / "run")]
     )
     assert result.exit_code == 2
-    assert str(bad) in result.output and "Traceback" not in result.output
-    assert not (tmp_path / "run" / ".workers").exists()
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines and all(line.startswith(f"error: {bad}:1, clip x, field ") for line in lines), result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "run" / ".workers").exists()  # the workers started meanwhile are stopped, their files gone
+
+
+# --------------------------------------------------------------------------------------------------
+# --workers auto, the default
+# --------------------------------------------------------------------------------------------------
+
+
+def test_default_run_records_its_choice_and_writes_what_one_process_writes(isolated_env: Path, real_or_demo: Path) -> None:
+    """The default command (``auto``) against a fast endpoint: whatever it chooses, the choice is in
+    the output and in ``run.json``, within its bounds, and the results are those of one process."""
+    data = real_or_demo
+    instances, _ = expected_counts(data)
+    one, auto = isolated_env / "one", isolated_env / "auto"
+    with FakeOpenAI(Responder(garbage=0.1)) as server:  # no latency: one process cannot keep up
+        env = {"OPENAI_BASE_URL": server.base_url, "INSPECT_CACHE_DIR": None}
+        common = ["eval", "--data", str(data), "--model", "openai/fake-model", "--judge", "openai/fake-judge",
+                  "--display", "none", "--no-bertscore", "--max-connections", "8"]
+        first = runner.invoke(app, [*common, "--workers", "1", "--out", str(one)],
+                              env={**env, "RESCUE_CACHE_DIR": str(isolated_env / "cache-one")})
+        assert first.exit_code == 0, first.output
+        server.stats.peak_in_flight = 0
+        default = runner.invoke(app, [*common, "--out", str(auto)], env={**env, "RESCUE_CACHE_DIR": str(isolated_env / "cache-auto")})
+        assert default.exit_code == 0, default.output
+        assert server.stats.peak_in_flight <= 8  # however many workers, --max-connections is the total
+
+    run = json.loads((auto / "run.json").read_text())
+    choice = run["workers_choice"]
+    assert run["settings"]["workers"] == choice["requested"] == "auto"
+    expected = plan_workers("auto", cpus=available_cpus(), max_connections=8)
+    assert choice["cap"] == expected.cap == min(available_cpus(), 8)
+    assert (choice["cpus"], choice["max_connections"]) == (available_cpus(), 8)
+    assert 1 <= run["workers"] == choice["workers"] <= choice["cap"]
+    assert choice["reason"].startswith("auto: ")
+    if run["workers"] > 1:  # more than one only when the first was measured saturated
+        assert choice["first_process_busy"] >= SATURATED and "could not keep up" in choice["reason"]
+    printed = " ".join(default.output.split())
+    assert f"Workers: {run['workers']} (auto: " in printed
+    for name in ("itp", "rpp", "stp", "ssp", "er", "vp"):
+        assert (one / "results" / f"{name}.jsonl").read_bytes() == (auto / "results" / f"{name}.jsonl").read_bytes(), name
+    assert (one / "summary.json").read_bytes() == (auto / "summary.json").read_bytes()
+    assert not (auto / ".workers").exists()
+    assert sum(len(f.read_text().splitlines()) for f in (auto / "results").glob("*.jsonl")) == instances
+
+
+def test_auto_keeps_one_process_for_a_slow_endpoint(isolated_env: Path) -> None:
+    """A slow endpoint: the first process waits for answers, so the waiting worker is stopped before
+    any call and leaves no log behind; the run is one process's."""
+    cap = plan_workers("auto", cpus=available_cpus(), max_connections=3).cap
+    if cap < 2:
+        pytest.skip("one CPU: auto never starts a second worker")
+    out = isolated_env / "run"
+    with FakeOpenAI(Responder(), latency=0.5) as server:
+        result = runner.invoke(
+            app,
+            ["eval", "--data", str(demo_path()), "--model", "openai/fake-model", "--tasks", "ssp", "--display", "none",
+             "--no-bertscore", "--max-connections", "3", "--out", str(out)],
+            env={"OPENAI_BASE_URL": server.base_url, "RESCUE_CACHE_DIR": str(isolated_env / "cache"), "INSPECT_CACHE_DIR": None},
+        )
+        assert result.exit_code == 0, result.output
+        assert server.stats.peak_in_flight <= 3
+    run = json.loads((out / "run.json").read_text())
+    choice = run["workers_choice"]
+    assert run["workers"] == 1 and choice["cap"] == cap
+    assert choice["first_process_busy"] is not None and choice["first_process_busy"] < SATURATED, choice
+    assert "kept up" in choice["reason"]
+    assert len(list((out / "logs").glob("*.eval"))) == 1  # the SSP log of the one worker that called
+    assert len(run["status"]) == 1
+

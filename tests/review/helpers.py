@@ -304,3 +304,8 @@ class Page:
         self.context.close()
 
 
+def rescue(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``rescue ARGS`` in a subprocess (this interpreter), without the caller's RESCUE_REVIEW_* variables."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RESCUE_REVIEW_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "rescue_bench.cli", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300, input=stdin)

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.review.helpers import COUPLE, DEMO, Client, start_server
+from tests.review.helpers import COUPLE, DEMO, Client, rescue, start_server
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def rescue(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RESCUE_REVIEW_")}
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "rescue_bench.cli", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300, input=stdin)
 
 
 def test_rescue_help_lists_review_and_stays_light(tmp_path: Path):

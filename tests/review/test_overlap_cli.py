@@ -13,9 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.factories import run_instances, run_records, write_run
-from tests.review.helpers import COUPLE, DEMO
-
-from .test_cli import rescue
+from tests.review.helpers import COUPLE, DEMO, rescue
 
 pytestmark = pytest.mark.timeout(600)
 

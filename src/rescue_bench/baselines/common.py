@@ -15,7 +15,6 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
-from sklearn.model_selection import GroupKFold
 
 from rescue_bench import contract
 from rescue_bench.labels import GROUP_LABELS
@@ -81,6 +80,10 @@ def clip_splits(items: list[Instance], folds: int | None) -> list[tuple[list[Ins
         return [([], list(items))]
     if folds is None:
         return [([i for i in items if i.sample_id != c], [i for i in items if i.sample_id == c]) for c in clips]
+    # imported here, not at the top: every inspect_ai run imports this package (the ``baseline`` model
+    # provider is registered through it), and scikit-learn would add ~1 s to each run's start-up
+    from sklearn.model_selection import GroupKFold
+
     splitter = GroupKFold(n_splits=min(folds, len(clips)))
     groups = [i.sample_id for i in items]
     return [

@@ -17,9 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
 from rescue_bench.baselines.common import (
     LABEL_TASKS,
@@ -42,9 +39,13 @@ def _class_probabilities(X_train: Any, y: list[str], X_test: Any) -> tuple[list[
     return list(model.classes_), model.predict_proba(X_test)
 
 
-def _fit(X: Any, y: list[Any]) -> LogisticRegression:
+def _fit(X: Any, y: list[Any]) -> Any:
     """Logistic regression on one BLAS thread: multi-threaded BLAS makes these small L-BFGS problems
     an order of magnitude slower (thread start-up per step) and adds nothing."""
+    # scikit-learn is imported when a baseline is computed, not with the package (see common.clip_splits)
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(limits=1):
         return LogisticRegression(max_iter=1000).fit(X, y)
 
@@ -55,6 +56,8 @@ def supervised_method(texts: Mapping[str, str]) -> Method:
     def method(pool: list[Instance], tests: list[Instance], seed: int) -> dict[str, Guess]:
         if not pool:
             return {t.id: fallback_guess(t) for t in tests}
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
         X = vectorizer.fit_transform([texts[i.id] for i in pool])
         Xt = vectorizer.transform([texts[t.id] for t in tests])

@@ -122,6 +122,32 @@ RepairOption = Annotated[
     bool, typer.Option("--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text with ftfy before use; off keeps gold text untouched.")
 ]
 
+# the engine's run options, shared by `rescue eval` and `rescue agent eval` (one range check each)
+MaxConnectionsOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--max-connections", min=1, help="Bound on model and judge calls in flight, over the whole run."),
+]
+MaxRetriesOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--max-retries", min=0, help="Retries per model call (inspect_ai default when unset)."),
+]
+TimeoutOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--timeout", min=1, help="Seconds one attempt of a model call may take before it is abandoned and retried."),
+]
+TemperatureOption = Annotated[float, typer.Option("--temperature", help="Sampling temperature (the paper used 0).")]
+BertscoreModelOption = Annotated[
+    Optional[str],  # noqa: UP007
+    typer.Option("--bertscore-model", help="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2)."),
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR).")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random/prior baselines.")]
+DisplayOption = Annotated[str, typer.Option("--display", help="Progress display: full, rich, plain, log or none.")]
+LogSamplesOption = Annotated[
+    bool,
+    typer.Option("--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),
+]
+
 
 def check_tasks(spec: str) -> list[TaskName]:
     """``--tasks``: the named tasks in canonical order (``all`` = the six); unknown -> exit 2."""

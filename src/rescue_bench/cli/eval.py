@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -13,10 +13,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    BertscoreModelOption,
     ContextOption,
     DataOption,
+    DisplayOption,
+    LogSamplesOption,
+    MaxConnectionsOption,
+    MaxRetriesOption,
+    NoCacheOption,
     RepairOption,
+    SeedOption,
     TasksOption,
+    TemperatureOption,
+    TimeoutOption,
     check_context,
     check_mode,
     check_model,
@@ -32,6 +41,19 @@ console = Console()
 def default_out(model: str) -> str:
     """``rescue_runs/<model>`` with path-unsafe characters replaced."""
     return str(Path("rescue_runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model))
+
+
+def check_workers(value: str) -> int | Literal["auto"]:
+    """``--workers``: ``auto`` or a whole number >= 1 (one-line error otherwise)."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise fail(f"--workers must be auto or a whole number >= 1 (got {value!r})")
+    return n
 
 
 def _fmt(value: Any) -> str:
@@ -73,19 +95,19 @@ def eval_command(
     assets: Optional[Path] = typer.Option(None, "--assets", help="--mode video: assets folder with the row clips (rescue annotate clips)."),
     context: ContextOption = None,
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N instances of each task."),
-    max_connections: Optional[int] = typer.Option(None, "--max-connections", min=1, help="Concurrent model connections."),
-    max_retries: Optional[int] = typer.Option(None, "--max-retries", min=0, help="Retries per model call (inspect_ai default when unset)."),
-    timeout: Optional[int] = typer.Option(None, "--timeout", min=1, help="Seconds one attempt of a model call may take before it is abandoned and retried."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (the paper used 0)."),
+    max_connections: MaxConnectionsOption = None,
+    max_retries: MaxRetriesOption = None,
+    timeout: TimeoutOption = None,
+    temperature: TemperatureOption = 0.0,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
     bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 for ER/VP."),
-    bertscore_model: Optional[str] = typer.Option(None, "--bertscore-model", help="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2)."),
+    bertscore_model: BertscoreModelOption = None,
     repair_mojibake: RepairOption = False,
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random/prior baselines."),
-    display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
-    log_samples: bool = typer.Option(True, "--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Processes to spread the calls over (for fast endpoints, where one process is CPU-bound); --max-connections is shared among them."),
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 0,
+    display: DisplayOption = "full",
+    log_samples: LogSamplesOption = True,
+    workers: str = typer.Option("auto", "--workers", help="Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
     from rescue_bench.labels import RUBRICS
@@ -93,6 +115,7 @@ def eval_command(
     if vp_rubric not in RUBRICS:
         raise fail(f"--vp-rubric must be one of {', '.join(RUBRICS)} (got {vp_rubric!r})")
     check_model(model)
+    worker_count = check_workers(workers)
     task_list = check_tasks(tasks)
     from rescue_bench.labels import VIDEO_MODE
 
@@ -122,7 +145,7 @@ def eval_command(
         cache=not no_cache,
         seed=seed,
         log_samples=log_samples,
-        workers=workers,
+        workers=worker_count,
         out=str(out) if out else default_out(model),
         assets=str(assets) if assets else None,
     )
@@ -148,4 +171,7 @@ def eval_command(
             highlight=False,
             markup=False,  # "[bertscore]" is not a rich tag
         )
+    choice = run.get("workers_choice") or {}
+    if choice:
+        console.print(f"Workers: {run['workers']} ({choice['reason']})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)

@@ -43,7 +43,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rescue_bench.agent import (
     AGENT_TASK,
@@ -70,6 +70,7 @@ from rescue_bench.engine.inspect_tasks import rescue_task
 from rescue_bench.engine.judge import CACHE, ask_judge, grader
 from rescue_bench.engine.outputs import add_bertscore, judge_fingerprint, versions, write_json, write_jsonl, write_results
 from rescue_bench.engine.providers import use_cache_dir
+from rescue_bench.engine.settings import RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.labels import JUDGED_TASKS, is_baseline
@@ -214,28 +215,12 @@ def agent(data: str | None = None, state: str = "explicit", mode: str = "dialogu
 # --------------------------------------------------------------------------------------------------
 
 
-class AgentSettings(BaseModel):
-    """Everything that defines an agent run; written to ``run.json`` (no secrets in here)."""
+class AgentSettings(RunSettings):
+    """Everything that defines a ``rescue agent`` run (the shared run settings, the agent's options)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = "baseline/majority"
-    judge: str | None = None
-    data: list[str] | None = None
     options: AgentOptions = Field(default_factory=AgentOptions)
     single_task: bool = True
     """Also run the six single-task prompts on the same rows (the chain-versus-single ablation)."""
-    limit: int | None = None
-    max_connections: int | None = None
-    max_retries: int | None = None
-    timeout: int | None = None
-    temperature: float | None = 0.0
-    repair_mojibake: bool = False
-    bertscore: bool = True
-    bertscore_model: str | None = None
-    cache: bool = True
-    seed: int = 0
-    log_samples: bool = True
     out: str = "rescue_runs/agent"
 
 

@@ -2,7 +2,7 @@
 
 Baselines need the whole instance set of a task (cross-validation over clips), which a chat model API
 never sees. Each task's solver therefore holds its :class:`BaselinePool` (the task's *whole* instance
-set, even when only part of it is evaluated under ``--limit`` or in one worker's shard) and opens it
+set, even when only part of it is evaluated under ``--limit`` or by one worker) and opens it
 for the duration of each call with :func:`open_pool`; the provider reads it from that scope. Each
 user message carries the neutral instance id in its metadata (never sent to a real provider).
 """
@@ -24,11 +24,22 @@ INSTANCE_KEY = "rescue_instance"
 
 
 class BaselinePool:
-    """The instance set a task's baseline answers are computed over, with the answers once computed."""
+    """A task's whole instance set: the scorer finds each sample's instance in it, and the baseline
+    answers are computed over it (once, on first use)."""
 
     def __init__(self, instances: Sequence[Instance]) -> None:
         self.instances = list(instances)
+        self._by_id: dict[str, Instance] | None = None
         self._answers: dict[tuple[str, int], dict[str, str]] = {}
+
+    def instance(self, instance_id: str) -> Instance:
+        """The instance with ``instance_id`` (``KeyError`` when it is not in the set)."""
+        if self._by_id is None:
+            self._by_id = {inst.id: inst for inst in self.instances}
+        try:
+            return self._by_id[instance_id]
+        except KeyError:
+            raise KeyError(f"instance {instance_id} is not in its task's instance set") from None
 
     def answer(self, method: str, instance_id: str, seed: int = 0) -> str:
         """The baseline's raw answer for one instance of the pool (all answers computed on first use)."""

@@ -3,18 +3,23 @@
 Speed (see docs/benchmarks.md): the result records are collected in memory as the scorer makes them
 (the run's :class:`~rescue_bench.engine.channel.RunChannel`), not read back from the logs;
 inspect_ai's realtime event buffer is off (it only feeds the live sample view of ``inspect view``
-during a run) and finished samples are written to the log 100 at a time.
+during a run), finished samples are written to the log 100 at a time, each compressed on one thread
+(:func:`single_threaded_log_compression`), and inspect_ai's control server is off.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage, shard_connections, shard_of
+from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage
 from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.engine.board import Board
 
 
 def log_usage(logs: Sequence[Any]) -> dict[str, Any]:
@@ -69,60 +74,74 @@ def evaluate(
     settings: EvalSettings,
     *,
     display: str = "full",
-    shard: tuple[int, int] = (0, 1),
+    worker: tuple[Board, int] | None = None,
     on_total: Callable[[int], None] | None = None,
     on_record: Callable[[], None] | None = None,
 ) -> tuple[int, Evaluated]:
     """Load, build and run the instances of ``settings`` through inspect_ai; write nothing but logs.
 
-    ``shard=(k, n)``: only every n-th instance of each task from the k-th on (after ``--limit``),
-    with ``1/n`` of ``--max-connections``; the n shards together are the whole run. ``on_total`` gets
-    the number of instances to evaluate once they are built, ``on_record`` is called as each record
-    is made. Returns (clips loaded, what was evaluated).
+    ``worker=(board, k)``: this is worker ``k`` of a multi-worker run. It builds every instance and
+    starts its tasks, which wait until the parent lets them call (or stops them: nothing evaluated,
+    and the empty logs are removed), then claim instances from the board's work queue as they go,
+    with the share of ``--max-connections`` the board gives this worker.
+    ``on_total`` gets the number of instances of the whole run once they are built, ``on_record`` is
+    called as each record is made. Returns (clips loaded, what was evaluated here).
     """
     from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.board import GO
     from rescue_bench.engine.channel import RunChannel
-    from rescue_bench.engine.inspect_tasks import rescue_task
+    from rescue_bench.engine.feed import UNBOUNDED_SLOTS, TaskFeed, WorkerFeed
+    from rescue_bench.engine.inspect_tasks import instance_sample, rescue_task
     from rescue_bench.engine.video_mode import plan_video
-    from rescue_bench.labels import cue_mode
+    from rescue_bench.labels import TASKS, cue_mode
     from rescue_bench.tasks import BuildOptions, build_instances
 
-    index, count = shard
     clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
     options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
     video = plan_video(settings)  # the video mode: each shown row's clip goes with it
-    connections = shard_connections(settings.max_connections, count)
-    # one bound on calls in flight over all tasks, model and judge together: with it the six tasks run
-    # at the same time (sequential tasks left the CPU idle at each task's tail and start)
-    channel = RunChannel(on_record, max_calls=connections)
-    tasks = []
-    evaluated: list[Instance] = []
+    make_sample = video.sample if video is not None else instance_sample
+    built = []
     for name in settings.tasks:
         instances = build_instances(clips, name, options)
         chosen = instances[: settings.limit] if settings.limit else instances
         if video is not None:  # instances with a missing clip are listed by run_eval, not run
             chosen = video.complete(chosen)
-        chosen = shard_of(chosen, index, count)
-        if not chosen:
-            continue
-        evaluated += chosen
-        tasks.append(
-            rescue_task(
-                name,
-                instances,  # the baselines' pool: the whole set, whatever part is evaluated
-                evaluate=chosen,
-                mode=settings.mode,
-                context=settings.context,
-                cache=settings.cache and not settings.is_baseline,
-                temperature=settings.temperature,
-                vp_rubric=settings.vp_rubric,
-                attempt_timeout=settings.timeout,
-                channel=channel,
-                sample=video.sample if video is not None else None,
-            )
-        )
+        if chosen:
+            built.append((name, instances, chosen))
     if on_total is not None:
-        on_total(len(evaluated))
+        on_total(sum(len(chosen) for _, _, chosen in built))
+    feeds: dict[str, TaskFeed] = {}
+    if worker is None:
+        connections = settings.max_connections
+        # one bound on calls in flight over all tasks, model and judge together: with it the six tasks
+        # run at the same time (sequential tasks left the CPU idle at each task's tail and start)
+        channel = RunChannel(on_record, max_calls=connections)
+    else:
+        board, index = worker
+        gauge = board.gauge(index)
+        # inspect_ai's own per-model bound: the run's total (a worker's share, read from the board at
+        # every call by the channel, is the one that binds; the parent sets it when the worker goes)
+        connections = settings.max_connections
+        channel = RunChannel(on_record, gauge=gauge)
+        shared = WorkerFeed(board, index, lambda: gauge.limit() or UNBOUNDED_SLOTS)
+        feeds = {name: TaskFeed(shared, TASKS.index(name), chosen, make_sample) for name, _, chosen in built}
+    tasks = [
+        rescue_task(
+            name,
+            instances,  # the baselines' pool: the whole set, whatever part is evaluated
+            evaluate=chosen,
+            mode=settings.mode,
+            context=settings.context,
+            cache=settings.cache and not settings.is_baseline,
+            temperature=settings.temperature,
+            vp_rubric=settings.vp_rubric,
+            attempt_timeout=settings.timeout,
+            channel=channel,
+            feed=feeds.get(name),
+            sample=make_sample,
+        )
+        for name, instances, chosen in built
+    ]
     logs = run_inspect(
         tasks,
         model=settings.model,
@@ -135,8 +154,34 @@ def evaluate(
         max_retries=settings.max_retries,
         timeout=settings.timeout,
     )
+    if worker is not None and worker[0].state(worker[1]) != GO:  # stopped before its first call
+        for log in logs:
+            Path(log.location).unlink(missing_ok=True)  # empty: not worth a file beside the real ones
+        return len(clips), Evaluated([], {}, [])
+    if feeds:  # what this worker claimed
+        evaluated = [inst for feed in feeds.values() for inst in feed.taken]
+    else:
+        evaluated = [inst for _, _, chosen in built for inst in chosen]
     records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None)
     return len(clips), Evaluated(records, log_usage(logs), [getattr(log, "status", None) for log in logs])
+
+
+def single_threaded_log_compression() -> None:
+    """Compress each sample of the ``.eval`` logs on the calling thread, not on a fresh pool of 12.
+
+    inspect_ai makes a zstd compressor with 12 threads for every sample it writes. A sample is about
+    25 KB of JSON, which one thread compresses in 0.08 ms; starting and joining the 12 threads costs
+    0.8 ms of CPU and holds the event loop 2 ms per sample. Measured on the benchmark's ITP run: 25.7
+    -> 20.6 ms of client CPU per call (docs/benchmarks.md). The bytes written are the same (zstd
+    level 3 either way), so every reader of the logs, ``inspect view`` included, reads them as before.
+    The knob is a module constant of inspect_ai's, set only where it exists as such.
+    """
+    try:
+        from inspect_ai._util import zipfile as inspect_zipfile
+    except ImportError:  # pragma: no cover - an inspect_ai without it: nothing to tune
+        return
+    if isinstance(getattr(inspect_zipfile, "_ZSTD_THREADS", None), int):
+        inspect_zipfile._ZSTD_THREADS = 0
 
 
 def run_inspect(
@@ -176,6 +221,7 @@ def run_inspect(
         gen_args["attempt_timeout"] = timeout
     if judge:
         gen_args["model_roles"] = {GRADER: get_provider_model(judge)}
+    single_threaded_log_compression()
     try:
         logs = inspect_eval(
             list(tasks),
@@ -190,6 +236,9 @@ def run_inspect(
             log_realtime=False,
             log_buffer=100,
             log_samples=log_samples,
+            # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
+            # app built before the first call; off unless asked for with inspect_ai's own variable
+            ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,
             **gen_args,
         )
     except KeyboardInterrupt as exc:

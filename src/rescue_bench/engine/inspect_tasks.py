@@ -23,6 +23,7 @@ import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/
 from rescue_bench.data.load import load_clips
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
 from rescue_bench.engine.channel import RunChannel, call_slot
+from rescue_bench.engine.feed import TaskFeed
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
@@ -30,21 +31,33 @@ from rescue_bench.scoring import base_record, with_authors_judge, with_judge
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
 
 INSTANCE_FIELDS = ("id", "task", "sample_id", "scenario", "row", "n_rows", "gold", "candidates", "participants", "client")
-"""What a sample's metadata keeps of its instance: what scoring needs (never sent to the model)."""
+"""What scoring reads of an instance (:func:`scoring_view`; never sent to the model)."""
+SAMPLE_METADATA = ("task", "sample_id", "scenario", "row")
+"""What a sample's metadata carries: where the instance comes from, for ``inspect view``. The gold is
+the sample's target, and the scorer's record (the score's metadata) holds every other field."""
+
+
+def scoring_view(instance: Instance) -> dict[str, Any]:
+    """The fields of ``instance`` that :func:`rescue_bench.scoring.base_record` reads, as JSON values."""
+    return instance.model_dump(mode="json", include=set(INSTANCE_FIELDS))
 
 
 def instance_sample(instance: Instance) -> Sample:
-    """The inspect sample of ``instance``; metadata keeps what scoring needs (never sent to the model)."""
+    """The inspect sample of ``instance``: the prompt, the gold as target, where it comes from.
+
+    Kept small on purpose: inspect_ai copies, condenses and logs every sample several times, so what
+    scoring needs stays with the task (:func:`rescue_task`) instead of riding along in the metadata.
+    """
     prompt = render(instance)
-    meta = instance.model_dump(mode="json", include=set(INSTANCE_FIELDS))
+    # the instance id on the user message (never sent to a provider) is what the baseline provider
+    # answers from, and it keys the response cache per instance: two instances whose prompts happen
+    # to be the same (copies of a clip) are two calls, as they were always
+    user = ChatMessageUser(content=prompt.user, metadata={INSTANCE_KEY: instance.id})
     return Sample(
         id=instance.id,
-        input=[
-            ChatMessageSystem(content=prompt.system),
-            ChatMessageUser(content=prompt.user, metadata={INSTANCE_KEY: instance.id}),
-        ],
+        input=[ChatMessageSystem(content=prompt.system), user],
         target=json.dumps(instance.gold, ensure_ascii=False),
-        metadata=meta,
+        metadata={key: getattr(instance, key) for key in SAMPLE_METADATA},
     )
 
 
@@ -61,16 +74,22 @@ def primary_value(record: dict[str, Any]) -> float:
 
 
 @scorer(metrics=[mean()])
-def rescue_scorer(vp_rubric: Rubric = "default", attempt_timeout: int | None = None, channel: RunChannel | None = None):
+def rescue_scorer(
+    pool: BaselinePool,
+    vp_rubric: Rubric = "default",
+    attempt_timeout: int | None = None,
+    channel: RunChannel | None = None,
+):
     """Parse the answer per SPEC section 5; have the ``grader`` (when bound) judge valid ER/VP answers.
 
-    ``vp_rubric="authors"`` scores VP with the authors' 0-2 + 0-4 rubric (``judge_authors``, 0-6)
+    ``pool`` is the task's instance set, where the scorer finds each sample's instance (by the sample
+    id). ``vp_rubric="authors"`` scores VP with the authors' 0-2 + 0-4 rubric (``judge_authors``, 0-6)
     instead of the 1-5 judge score. With a ``channel``, each record is handed to the run driver as it
     is made, and judge calls hold a slot of the run's bound on calls in flight.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        inst = state.metadata
+        inst = scoring_view(pool.instance(str(state.sample_id)))
         output = state.output
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
@@ -100,9 +119,11 @@ def answer(cache: bool = True, pool: BaselinePool | None = None, channel: RunCha
     gen = generate(cache=CACHE if cache else False)
 
     async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
-        with open_pool(pool if is_baseline(str(state.model)) else None):
-            async with call_slot(channel):
+        if is_baseline(str(state.model)):
+            with open_pool(pool):
                 return await gen(state, generate_fn)
+        async with call_slot(channel):
+            return await gen(state, generate_fn)
 
     return solve
 
@@ -120,20 +141,24 @@ def rescue_task(
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
     sample: Callable[[Instance], Sample] | None = None,
+    feed: TaskFeed | None = None,
 ) -> Task:
     """An inspect task for ``task_name``: samples of ``evaluate`` (default: all of ``instances``).
 
-    ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip).
+    ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip); a
+    ``feed`` makes its samples with the function it was given.
 
     ``instances`` is the task's whole instance set, the pool the offline baselines cross-validate
-    over: a run that evaluates only some instances (``--limit``, one worker's shard) gets the same
-    baseline answers for them as a run over all.
+    over: a run that evaluates only some instances (``--limit``, one worker's part) gets the same
+    baseline answers for them as a run over all. With a ``feed`` (a worker of a multi-worker run)
+    the samples come from the feed, which claims them from the run's work queue as the task goes.
     """
     chosen = list(instances if evaluate is None else evaluate)
+    pool = BaselinePool(instances)
     return Task(
-        dataset=MemoryDataset([(sample or instance_sample)(i) for i in chosen], name=f"rescue_{task_name}"),
-        solver=answer(cache=cache, pool=BaselinePool(instances), channel=channel),
-        scorer=rescue_scorer(vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel),
+        dataset=feed if feed is not None else MemoryDataset([(sample or instance_sample)(i) for i in chosen], name=f"rescue_{task_name}"),
+        solver=answer(cache=cache, pool=pool, channel=channel),
+        scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel),
         config=GenerateConfig(temperature=temperature),
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "vp_rubric": vp_rubric},

@@ -46,6 +46,14 @@ def add_bertscore(records: list[dict[str, Any]], backbone: str | None) -> str | 
     return backbone
 
 
+def preload() -> None:
+    """Import what writing the outputs needs and a run does not: scikit-learn, for the summary's metrics.
+
+    The parent of a multi-worker run calls it in a thread while the workers work, so the ~1 s import
+    is not added to the end of the run (``rescue_bench.metrics`` imports it only when summarising)."""
+    import sklearn.metrics  # noqa: F401
+
+
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     """``rows`` as JSON Lines at ``path``, atomically."""
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -93,9 +101,20 @@ def versions() -> dict[str, str]:
 
 
 def write_outputs(
-    settings: EvalSettings, evaluated: Evaluated, *, clips: int, workers: int = 1, extra: dict[str, Any] | None = None
+    settings: EvalSettings,
+    evaluated: Evaluated,
+    *,
+    clips: int,
+    workers: int = 1,
+    choice: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """BERTScore, then ``results/``, ``summary.json`` and ``run.json`` (plus ``extra``); returns the summary."""
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json`` (plus ``extra``); returns the summary.
+
+    ``workers``: the processes that made calls; ``choice``: how that number was chosen
+    (``run.workers_choice``), recorded as ``workers_choice``; ``extra``: more entries of ``run.json``
+    (the video mode's clip report).
+    """
     from rescue_bench.labels import cue_mode
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
@@ -114,6 +133,7 @@ def write_outputs(
             "context_windows": {t: options.window(t) for t in DEFAULT_CONTEXT},
             "clips": clips,
             "workers": workers,
+            "workers_choice": choice,
             "bertscore_backbone": backbone,
             "usage": evaluated.usage,
             "versions": versions(),

@@ -10,8 +10,9 @@ never taken for a finished one. API keys are read from the environment by the pr
 written anywhere.
 
 Speed: the garbage collector runs less often (``rescue_bench.gcpolicy``); a run against a fast
-endpoint is CPU-bound in inspect_ai's per-sample work, which ``--workers`` spreads over processes
-(:mod:`rescue_bench.engine.workers`).
+endpoint is CPU-bound in inspect_ai's per-sample work, which workers spread over processes
+(:mod:`rescue_bench.engine.workers`): ``--workers auto``, the default, adds them when one process
+cannot keep the calls in flight.
 """
 
 from __future__ import annotations
@@ -20,15 +21,26 @@ from typing import Any
 
 from rescue_bench.engine.outputs import write_outputs
 from rescue_bench.engine.providers import use_cache_dir
-from rescue_bench.engine.settings import EvalSettings, RunInterrupted, effective_workers
+from rescue_bench.engine.settings import EvalSettings, RunInterrupted, WorkerPlan, available_cpus, plan_workers
 from rescue_bench.gcpolicy import fewer_gc_passes
+
+
+def worker_plan(settings: EvalSettings) -> WorkerPlan:
+    """The workers ``settings`` may use on this machine (:func:`~rescue_bench.engine.settings.plan_workers`)."""
+    return plan_workers(
+        settings.workers,
+        cpus=available_cpus(),
+        max_connections=settings.max_connections,
+        baseline=settings.is_baseline,
+        instances=settings.limit * len(settings.tasks) if settings.limit else None,
+    )
 
 
 def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]:
     """Run ``settings`` end to end and write the output folder; returns the summary.
 
-    With ``settings.workers > 1`` the instances are split over that many worker processes; the output
-    is the same as with one process. Raises :class:`rescue_bench.data.DataError` for bad data,
+    With more than one worker (``--workers N``, or ``auto`` when one process cannot keep up) the
+    instances are spread over worker processes; the output is the same as with one process. Raises :class:`rescue_bench.data.DataError` for bad data,
     :class:`~rescue_bench.errors.RunInterrupted` when stopped and
     :class:`~rescue_bench.engine.settings.WorkerFailed` when a worker process failed.
     """
@@ -38,18 +50,53 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
     with fewer_gc_passes():
         use_cache_dir()
         video = plan_video(settings)  # --mode video: model and clips checked before any call
-        workers = effective_workers(settings)
+        plan = worker_plan(settings)
         try:
-            if workers > 1:
+            if plan.cap > 1:
                 from rescue_bench.engine.workers import run_workers
 
-                clips = len(load_clips(settings.data, repair_mojibake=settings.repair_mojibake))  # bad data: one error, here
-                evaluated = run_workers(settings, workers, display=display)
+                # the data is checked here while the workers import and build (bad data: one error)
+                evaluated, scaled, clips = run_workers(
+                    settings, plan, display=display,
+                    check_data=lambda: len(load_clips(settings.data, repair_mojibake=settings.repair_mojibake)),
+                )
+                workers, busy, in_flight = scaled.workers, scaled.busy, scaled.in_flight
             else:
                 from rescue_bench.engine.evaluate import evaluate
 
                 clips, evaluated = evaluate(settings, display=display)
+                workers, busy, in_flight = 1, None, None
         except KeyboardInterrupt as exc:  # before or after inspect_ai's part: resumable all the same
             raise RunInterrupted() from exc
         write_missing(settings.out, video)
-        return write_outputs(settings, evaluated, clips=clips, workers=workers, extra={"video": video.report()} if video else None)
+        choice = workers_choice(plan, workers, busy, in_flight)
+        return write_outputs(
+            settings, evaluated, clips=clips, workers=workers, choice=choice, extra={"video": video.report()} if video else None
+        )
+
+
+def workers_choice(plan: WorkerPlan, workers: int, busy: float | None = None, in_flight: float | None = None) -> dict[str, Any]:
+    """What ``run.json`` records of the choice of workers (and ``rescue eval`` prints)."""
+    if plan.auto and busy is not None:
+        verdict = "could not keep up" if workers > 1 else "kept up"
+        reason = (
+            f"auto: one process {verdict} (busy {100 * busy:.0f}% of the time, {in_flight or 0:.0f} of "
+            f"{plan.max_connections} calls in flight); {plan.reason}"
+        )
+    elif plan.auto:
+        reason = f"auto: one process finished before a second was needed; {plan.reason}"
+    elif plan.requested == "auto":
+        reason = f"auto: {plan.reason}"
+    else:
+        reason = plan.reason
+    return {
+        "requested": plan.requested,
+        "cpus": plan.cpus,
+        "max_connections": plan.max_connections,
+        "cap": plan.cap,
+        "workers": workers,
+        "first_process_busy": None if busy is None else round(busy, 2),
+        "first_process_in_flight": None if in_flight is None else round(in_flight, 1),
+        "reason": reason,
+    }
+

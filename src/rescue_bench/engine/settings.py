@@ -6,9 +6,10 @@ without paying inspect_ai's import time.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,29 +21,27 @@ __all__ = [
     "Evaluated",
     "RunInterrupted",
     "WorkerFailed",
-    "effective_workers",
+    "WorkerPlan",
+    "available_cpus",
     "merge_usage",
-    "shard_connections",
-    "shard_of",
+    "plan_workers",
+    "scale_workers",
+    "share_connections",
 ]
 
-T = TypeVar("T")
+Workers = Annotated[int, Field(ge=1)] | Literal["auto"]
+"""``--workers``: a number of processes, or ``"auto"`` (see :func:`plan_workers`)."""
 
 
-class EvalSettings(BaseModel):
-    """Everything that defines a run; written to ``run.json`` (no secrets in here)."""
+class RunSettings(BaseModel):
+    """What every run of the engine takes (``rescue eval`` and ``rescue agent``); written to ``run.json``
+    (no secrets in here). The command-specific settings extend it."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str = "baseline/majority"
     judge: str | None = None
-    vp_rubric: Rubric = "default"
     data: list[str] | None = None
-    tasks: list[TaskName] = Field(default_factory=lambda: list(TASKS))
-    mode: EvalMode = "dialogue"
-    """A cue mode, or ``video`` (the dialogue cues plus each shown row's clip from ``assets``)."""
-    context: int | None = Field(default=None, ge=-1)
-    """Rows of context for every task (-1 = all previous rows); ``None`` keeps the per-task defaults."""
     limit: int | None = Field(default=None, ge=1)
     max_connections: int | None = Field(default=None, ge=1)
     max_retries: int | None = Field(default=None, ge=0)
@@ -56,16 +55,28 @@ class EvalSettings(BaseModel):
     seed: int = 0
     log_samples: bool = True
     """Write every sample (messages, events) to the inspect logs; off saves about a third of the run time."""
-    workers: int = Field(default=1, ge=1)
-    """Processes the instances are split over (``--workers``); ``max_connections`` is shared among them."""
     out: str = "rescue_runs/latest"
-    assets: str | None = None
-    """``--mode video``: the assets folder holding each row's clip (``rescue annotate clips``)."""
 
     @property
     def is_baseline(self) -> bool:
         """The model is an offline baseline (no calls, no cache, no workers)."""
         return is_baseline(self.model)
+
+
+class EvalSettings(RunSettings):
+    """Everything that defines a ``rescue eval`` run."""
+
+    vp_rubric: Rubric = "default"
+    tasks: list[TaskName] = Field(default_factory=lambda: list(TASKS))
+    mode: EvalMode = "dialogue"
+    """A cue mode, or ``video`` (the dialogue cues plus each shown row's clip from ``assets``)."""
+    context: int | None = Field(default=None, ge=-1)
+    """Rows of context for every task (-1 = all previous rows); ``None`` keeps the per-task defaults."""
+    workers: Workers = "auto"
+    """Processes the instances are split over (``--workers``), or ``"auto"``; ``max_connections`` is
+    shared among them."""
+    assets: str | None = None
+    """``--mode video``: the assets folder holding each row's clip (``rescue annotate clips``)."""
 
 
 class WorkerFailed(RescueError):
@@ -95,28 +106,94 @@ def merge_usage(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return usage
 
 
-def shard_connections(max_connections: int | None, workers: int) -> int | None:
-    """Each worker's part of ``--max-connections``: the total over all workers never exceeds it."""
-    return None if max_connections is None else max(1, max_connections // workers)
+MIN_CALLS_PER_WORKER = 200
+"""Fewer instances than this per process and ``auto`` does not start another: a worker's start-up
+(imports, building the instances: about 3 s of CPU) would outweigh its share of the calls."""
+SATURATED = 0.8
+"""``auto`` adds processes when the first was busy (on a CPU or waiting for one) this share of the time."""
 
 
-def shard_of(items: Sequence[T], index: int, count: int) -> list[T]:
-    """Worker ``index`` of ``count``'s part of ``items``: every count-th item from the index-th on.
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
 
-    Interleaved rather than in blocks, so every worker gets the same mix of clips, rows and context
-    lengths and the workers finish together; the parts are disjoint and together are ``items``.
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """How many worker processes a run starts, and why (recorded in ``run.json``)."""
+
+    requested: int | Literal["auto"]
+    cap: int
+    """Processes at most (1: the run is evaluated in the ``rescue`` process itself)."""
+    start: int
+    """Processes calling from the start; with ``auto`` one, the others wait for the choice."""
+    reason: str
+    cpus: int
+    max_connections: int | None
+
+    @property
+    def auto(self) -> bool:
+        return self.requested == "auto" and self.cap > 1
+
+
+def plan_workers(
+    requested: int | Literal["auto"],
+    *,
+    cpus: int,
+    max_connections: int | None,
+    baseline: bool = False,
+    instances: int | None = None,
+) -> WorkerPlan:
+    """How many processes a run may use (pure; ``rescue eval`` passes :func:`available_cpus`).
+
+    A number is taken as asked, but never more than ``max_connections`` (every worker keeps at least
+    one connection). ``"auto"`` allows one process per CPU, never more than ``max_connections``, nor
+    more than one per :data:`MIN_CALLS_PER_WORKER` ``instances`` when that bound is known (``--limit``);
+    the run starts with one calling process and :func:`scale_workers` decides from what it achieves.
+    Without ``max_connections`` (inspect_ai's own per-model limit, 10 for most providers, which one
+    process keeps busy) and for the offline baselines (no calls) one process.
     """
-    if not 0 <= index < count:
-        raise ValueError(f"shard {index} of {count} does not exist")
-    return list(items[index::count])
+    def plan(cap: int, start: int, reason: str) -> WorkerPlan:
+        return WorkerPlan(requested, cap, start, reason, cpus, max_connections)
+
+    if baseline:
+        return plan(1, 1, "an offline baseline makes no calls")
+    if requested != "auto":
+        n = min(requested, max_connections) if max_connections is not None else requested
+        capped = f" (at most --max-connections {max_connections})" if n < requested else ""
+        return plan(n, n, f"--workers {requested}{capped}")
+    if max_connections is None:
+        return plan(1, 1, "no --max-connections: inspect_ai's per-model limit, which one process keeps busy")
+    bounds = {"CPUs": cpus, "--max-connections": max_connections}
+    if instances is not None:
+        bounds[f"{instances} instances / {MIN_CALLS_PER_WORKER} per worker"] = max(1, instances // MIN_CALLS_PER_WORKER)
+    cap = max(1, min(bounds.values()))
+    binding = min(bounds, key=lambda k: bounds[k])
+    if cap == 1:
+        return plan(1, 1, f"one process: capped by {binding} ({bounds[binding]})")
+    return plan(cap, 1, f"up to {cap} processes (capped by {binding})")
 
 
-def effective_workers(settings: EvalSettings) -> int:
-    """Worker processes a run uses: 1 for the offline baselines (no calls to spread), and never more
-    than ``--max-connections`` (every worker keeps at least one connection)."""
-    if settings.is_baseline:
+def scale_workers(*, cap: int, busy: float, remaining: int) -> int:
+    """Processes to run, from how busy the first process was once its calls were flowing (pure).
+
+    ``busy``: the share of a short window the first process spent on a CPU or waiting for one (its
+    calls had come back and it was still working through them). A process that keeps up with its
+    endpoint waits for answers most of the time; one that cannot is busy all the time, and then up to
+    ``cap`` processes share the work (fewer when the ``remaining`` instances would give a process
+    less than :data:`MIN_CALLS_PER_WORKER`).
+    """
+    if cap <= 1 or busy < SATURATED:
         return 1
-    workers = max(1, settings.workers)
-    if settings.max_connections is not None:
-        workers = min(workers, max(1, settings.max_connections))
-    return workers
+    return max(1, min(cap, remaining // MIN_CALLS_PER_WORKER))
+
+
+def share_connections(max_connections: int | None, workers: int) -> list[int | None]:
+    """Each worker's part of ``--max-connections``: they add up to it (the first ones take the rest)."""
+    if max_connections is None:
+        return [None] * workers  # inspect_ai's default, per worker
+    base, rest = divmod(max_connections, workers)
+    return [max(1, base + (1 if k < rest else 0)) for k in range(workers)]

@@ -13,7 +13,6 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import balanced_accuracy_score, f1_score, precision_recall_fscore_support
 
 from rescue_bench.metrics.ranking import ranking_metrics
 
@@ -76,6 +75,10 @@ def binary_metrics(
     if n == 0:
         out.update(precision=math.nan, recall=math.nan, f1=math.nan, accuracy=math.nan, balanced_accuracy=math.nan)
         return out
+    # imported here: scikit-learn (with scipy) takes longer to import than inspect_ai's whole start-up
+    # budget, and ``rescue eval`` imports this module to score answers long before it summarises
+    from sklearn.metrics import balanced_accuracy_score, precision_recall_fscore_support
+
     y_true = np.array([g == positive for g in gold], dtype=bool)
     y_pred = np.array(
         [(not t) if bad else (p == positive) for t, p, bad in zip(y_true, pred, invalid)], dtype=bool
@@ -141,6 +144,8 @@ def rpp_metrics(golds: Sequence[str], rankings: Sequence[Sequence[str] | None]) 
     if n == 0:
         out["macro_f1"] = math.nan
         return out
+    from sklearn.metrics import f1_score  # see binary_metrics
+
     preds = [top1(r) for r in rankings]
     out["macro_f1"] = float(
         f1_score(list(golds), preds, labels=sorted(set(golds)), average="macro", zero_division=0)

@@ -1,0 +1,116 @@
+"""What the speed work on ``rescue eval``'s hot path must keep: logs, cache keys, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rescue_bench.cli import app
+from rescue_bench.data.load import demo_path, load_clips
+from rescue_bench.engine.baseline_api import INSTANCE_KEY
+from rescue_bench.engine.evaluate import single_threaded_log_compression
+from rescue_bench.engine.inspect_tasks import SAMPLE_METADATA, instance_sample
+from rescue_bench.tasks import BuildOptions, build_instances
+from rescue_bench.testing import FakeOpenAI, ValidAnswers
+from tests.factories import read_records
+
+runner = CliRunner()
+
+
+def _eval(server: FakeOpenAI, data: Path, out: Path, cache: Path, *extra: str):
+    return runner.invoke(
+        app,
+        ["eval", "--data", str(data), "--model", "openai/fake-model", "--judge", "openai/fake-judge", "--workers", "1",
+         "--display", "none", "--no-bertscore", "--max-connections", "4", "--out", str(out), *extra],
+        env={"OPENAI_BASE_URL": server.base_url, "RESCUE_CACHE_DIR": str(cache), "INSPECT_CACHE_DIR": None},
+    )
+
+
+def test_a_sample_carries_the_prompt_and_where_it_comes_from() -> None:
+    instance = build_instances(load_clips(None), "rpp", BuildOptions())[0]
+    sample = instance_sample(instance)
+    assert sample.metadata == {key: getattr(instance, key) for key in SAMPLE_METADATA}
+    assert set(sample.metadata) == {"task", "sample_id", "scenario", "row"}
+    assert json.loads(str(sample.target)) == instance.gold
+    system, user = sample.input  # type: ignore[misc]
+    assert user.metadata == {INSTANCE_KEY: instance.id}  # the baseline's lookup, and the cache key's instance
+
+
+def test_log_compression_is_single_threaded_and_reads_back(tmp_path: Path) -> None:
+    from inspect_ai._util import zipfile as inspect_zipfile
+
+    single_threaded_log_compression()
+    assert inspect_zipfile._ZSTD_THREADS == 0
+    payload = json.dumps({"messages": ["a sample of the log"] * 500}).encode()
+    path = tmp_path / "x.zip"
+    with zipfile.ZipFile(path, "w", **inspect_zipfile.zipfile_compress_kwargs) as zf:
+        zf.writestr("samples/1.json", payload)
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("samples/1.json")
+        assert info.compress_type == inspect_zipfile.zipfile_compress_kwargs["compression"]
+        assert info.compress_size < len(payload) // 10
+        assert zf.read("samples/1.json") == payload
+
+
+def test_logs_open_with_every_sample_and_its_record(isolated_env: Path) -> None:
+    """``inspect view`` reads what ``read_eval_log`` reads: every sample, its messages, its record."""
+    from inspect_ai.log import read_eval_log
+
+    out = isolated_env / "run"
+    with FakeOpenAI(ValidAnswers()) as server:
+        result = _eval(server, demo_path(), out, isolated_env / "cache", "--limit", "3", "--tasks", "rpp,vp")
+        assert result.exit_code == 0, result.output
+    records = {r["id"]: r for r in read_records(out)}
+    logs = [read_eval_log(str(p)) for p in sorted((out / "logs").glob("*.eval"))]
+    assert len(logs) == 2 and all(log.status == "success" for log in logs)
+    seen = {}
+    for log in logs:
+        for sample in log.samples or []:
+            seen[sample.id] = sample
+            assert set(sample.metadata) == set(SAMPLE_METADATA)
+            assert [m.role for m in sample.messages[:2]] == ["system", "user"] and sample.output.completion
+            assert sample.scores["rescue_scorer"].metadata["record"] == records[sample.id]
+    assert set(seen) == set(records) and len(records) == 6
+
+
+def test_no_log_samples_still_writes_readable_headers(isolated_env: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    out = isolated_env / "run"
+    with FakeOpenAI(ValidAnswers()) as server:
+        result = _eval(server, demo_path(), out, isolated_env / "cache", "--limit", "2", "--tasks", "itp", "--no-log-samples")
+        assert result.exit_code == 0, result.output
+    [log] = [read_eval_log(str(p)) for p in (out / "logs").glob("*.eval")]
+    assert log.status == "success" and not log.samples and log.results is not None
+    assert len(read_records(out)) == 2
+
+
+def test_copies_of_a_clip_are_separate_calls(isolated_env: Path) -> None:
+    """Two instances whose prompts are the same (a clip copied under a new id) are two calls: the
+    response cache is keyed per instance, as the benchmark's scaled data needs."""
+    line = demo_path().read_text(encoding="utf-8").splitlines()[0]
+    clip = json.loads(line)
+    copy = dict(clip, sample_id=clip["sample_id"] + "~copy")
+    data = isolated_env / "copies.jsonl"
+    data.write_text(json.dumps(clip) + "\n" + json.dumps(copy) + "\n", encoding="utf-8")
+    instances = len(build_instances(load_clips([data]), "stp", BuildOptions()))
+    assert instances >= 2
+    with FakeOpenAI(ValidAnswers()) as server:
+        result = _eval(server, data, isolated_env / "run", isolated_env / "cache", "--tasks", "stp")
+        assert result.exit_code == 0, result.output
+        assert server.stats.requests == instances
+
+
+def test_scoring_and_the_inspect_entry_point_do_not_import_scikit_learn() -> None:
+    """scikit-learn (with scipy) costs about a second; a run needs it only to summarise."""
+    code = (
+        "import sys, inspect_ai, rescue_bench.engine._registry, rescue_bench.scoring, rescue_bench.engine.run; "
+        "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
