@@ -269,18 +269,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, An
                 rescue_task(name, pool, evaluate=instances, mode=options.mode, context=options.context, channel=channel, **common)  # type: ignore[arg-type]
             )
         try:
-            logs = run_inspect(
-                tasks,
-                model=settings.model,
-                judge=settings.judge,
-                seed=settings.seed,
-                log_dir=Path(settings.out) / "logs",
-                display=display,
-                log_samples=settings.log_samples,
-                max_connections=settings.max_connections,
-                max_retries=settings.max_retries,
-                timeout=settings.timeout,
-            )
+            logs = run_inspect(tasks, settings, display=display)
         except KeyboardInterrupt as exc:  # outside inspect_ai's part: resumable all the same
             raise RunInterrupted() from exc
         collected = channel.records

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, merge_usage
+from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, RunSettings, merge_usage
 from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
 
@@ -111,17 +111,15 @@ def evaluate(
     if on_total is not None:
         on_total(sum(len(chosen) for _, _, chosen in built))
     feeds: dict[str, TaskFeed] = {}
+    # inspect_ai's own per-model bound is the run's total (run_inspect); the channel's is the one that
+    # binds: one bound on calls in flight over all tasks, model and judge together, with which the six
+    # tasks run at the same time (sequential tasks left the CPU idle at each task's tail and start)
     if worker is None:
-        connections = settings.max_connections
-        # one bound on calls in flight over all tasks, model and judge together: with it the six tasks
-        # run at the same time (sequential tasks left the CPU idle at each task's tail and start)
-        channel = RunChannel(on_record, max_calls=connections)
+        channel = RunChannel(on_record, max_calls=settings.max_connections)
     else:
         board, index = worker
         gauge = board.gauge(index)
-        # inspect_ai's own per-model bound: the run's total (a worker's share, read from the board at
-        # every call by the channel, is the one that binds; the parent sets it when the worker goes)
-        connections = settings.max_connections
+        # a worker's share, read from the board at every call (the parent sets it when the worker goes)
         channel = RunChannel(on_record, gauge=gauge)
         shared = WorkerFeed(board, index, lambda: gauge.limit() or UNBOUNDED_SLOTS)
         feeds = {name: TaskFeed(shared, TASKS.index(name), chosen, make_sample) for name, _, chosen in built}
@@ -142,18 +140,7 @@ def evaluate(
         )
         for name, instances, chosen in built
     ]
-    logs = run_inspect(
-        tasks,
-        model=settings.model,
-        judge=settings.judge,
-        seed=settings.seed,
-        log_dir=Path(settings.out) / "logs",
-        display=display,
-        log_samples=settings.log_samples,
-        max_connections=connections,
-        max_retries=settings.max_retries,
-        timeout=settings.timeout,
-    )
+    logs = run_inspect(tasks, settings, display=display)
     if worker is not None and worker[0].state(worker[1]) != GO:  # stopped before its first call
         for log in logs:
             Path(log.location).unlink(missing_ok=True)  # empty: not worth a file beside the real ones
@@ -184,23 +171,13 @@ def single_threaded_log_compression() -> None:
         inspect_zipfile._ZSTD_THREADS = 0
 
 
-def run_inspect(
-    tasks: Sequence[Any],
-    *,
-    model: str,
-    judge: str | None,
-    seed: int,
-    log_dir: Path,
-    display: str,
-    log_samples: bool,
-    max_connections: int | None,
-    max_retries: int | None,
-    timeout: int | None,
-) -> list[Any]:
-    """Run inspect_ai ``tasks`` as ``rescue`` runs them; their logs, or :class:`RunInterrupted`.
+def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) -> list[Any]:
+    """Run inspect_ai ``tasks`` as ``rescue`` runs them, with the model, judge, limits and logging of
+    ``settings`` (logs in ``OUT/logs``); their logs, or :class:`RunInterrupted`.
 
     With ``max_connections`` the tasks run at the same time (inspect_ai's ``max_tasks``; their calls
-    are bounded by the run's channel); ``judge`` is bound to the ``grader`` role.
+    are bounded by the run's channel, which holds a worker to its share); ``judge`` is bound to the
+    ``grader`` role.
     """
     if not tasks:
         return []
@@ -209,33 +186,34 @@ def run_inspect(
     from rescue_bench.engine.providers import GRADER, endpoint, get_provider_model, provider_args
     from rescue_bench.labels import is_baseline
 
+    model = settings.model
     gen_args: dict[str, Any] = {}
-    if max_connections is not None:
-        gen_args["max_connections"] = max_connections
+    if settings.max_connections is not None:
+        gen_args["max_connections"] = settings.max_connections
         gen_args["max_tasks"] = len(tasks)
-    if max_retries is not None:
-        gen_args["max_retries"] = max_retries
-    if timeout is not None:
+    if settings.max_retries is not None:
+        gen_args["max_retries"] = settings.max_retries
+    if settings.timeout is not None:
         # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
         # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
-        gen_args["attempt_timeout"] = timeout
-    if judge:
-        gen_args["model_roles"] = {GRADER: get_provider_model(judge)}
+        gen_args["attempt_timeout"] = settings.timeout
+    if settings.judge:
+        gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge)}
     single_threaded_log_compression()
     try:
         logs = inspect_eval(
             list(tasks),
             model=model,
             model_base_url=endpoint(model),
-            model_args={"seed": seed} if is_baseline(model) else provider_args(model),
-            log_dir=str(log_dir),
+            model_args={"seed": settings.seed} if is_baseline(model) else provider_args(model),
+            log_dir=str(Path(settings.out) / "logs"),
             display=display,  # type: ignore[arg-type]
             fail_on_error=False,
             score_display=False,
             log_level="error",
             log_realtime=False,
             log_buffer=100,
-            log_samples=log_samples,
+            log_samples=settings.log_samples,
             # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
             # app built before the first call; off unless asked for with inspect_ai's own variable
             ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,
