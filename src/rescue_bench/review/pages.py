@@ -145,8 +145,12 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         mine = next(r for r in near if r.position == row_index)
         # a row never saved has no history (comments are listed on their own); an annotator of an
         # independent segment sees the history of their own copy only (the others' values are blind)
-        editing = access.copy_for(session, user, seg)
-        own_copy = editing.id if seg.review_mode == "independent" and editing.kind != "final" else None
+        # (a shared segment, the common case, needs no lookup: everyone there edits the final copy)
+        editing_final, own_copy = True, None
+        if seg.review_mode == "independent":
+            editing = access.copy_for(session, user, seg)
+            editing_final = editing.kind == "final"
+            own_copy = None if editing_final else editing.id
         history = edits.audit_entries(session, row_id=mine.row_id, copy_id=own_copy, limit=30) if mine.version else []
         other = adjudication.other_copies(session, user, seg, row_index)
     by_pos = {r.position: r for r in near}
@@ -183,7 +187,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             "comments": comments,
             "history": history,
             "others": other,
-            "editing_final": editing.kind == "final",
+            "editing_final": editing_final,
             "labels": {f.name: f.label for f in FIELDS},
             "shortcuts": SHORTCUTS,
             "page_data": {
