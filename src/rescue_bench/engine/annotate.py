@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,8 +83,17 @@ class DraftReport:
     output_tokens: int = 0
 
 
-JOBS: dict[str, dict[str, SegmentJob]] = {}
-RESULTS: dict[str, dict[str, dict[str, Any]]] = {}
+class DraftChannel:
+    """What one ``rescue annotate draft`` run shares with its solver: the job of each segment, and
+    the drafted clips handed back as they are made.
+
+    Passed to the solver as an argument (inspect_ai logs it by class name only), like the eval's
+    :class:`~rescue_bench.engine.channel.RunChannel`, so two runs in one process never share state.
+    """
+
+    def __init__(self, jobs: dict[str, SegmentJob]) -> None:
+        self.jobs = jobs
+        self.results: dict[str, dict[str, Any]] = {}
 
 
 def _count_tokens(output: Any, stats: dict[str, int]) -> None:
@@ -95,7 +103,7 @@ def _count_tokens(output: Any, stats: dict[str, int]) -> None:
         stats["output_tokens"] += usage.output_tokens or 0
 
 
-def draft_solver(key: str, model_name: str, cache: bool = True) -> Any:
+def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True) -> Any:
     """The solver drafting one segment (its sample id) with the active model."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ContentText, ModelOutput, get_model
     from inspect_ai.solver import Generate, TaskState, solver
@@ -106,7 +114,7 @@ def draft_solver(key: str, model_name: str, cache: bool = True) -> Any:
     @solver
     def draft_segment() -> Any:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            job = JOBS[key][str(state.sample_id)]
+            job = channel.jobs[str(state.sample_id)]
             draft = job.draft
             model = get_model()
             policy: Any = CACHE if cache else False
@@ -143,7 +151,7 @@ def draft_solver(key: str, model_name: str, cache: bool = True) -> Any:
                     **stats,
                 }
             )
-            RESULTS[key][m.segment_id] = {"clip": clip.to_json(), "problems": draft.problem_count, **stats}
+            channel.results[m.segment_id] = {"clip": clip.to_json(), "problems": draft.problem_count, **stats}
             state.output = ModelOutput.from_content(model_name, f"{len(clip.rows)} rows drafted")
             return state
 
@@ -209,9 +217,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     if settings.limit:
         manifests = manifests[: settings.limit]
     use_cache_dir()
-    key = uuid.uuid4().hex
-    JOBS[key] = plan_jobs(manifests, settings, audio)
-    RESULTS[key] = {}
+    channel = DraftChannel(plan_jobs(manifests, settings, audio))
     report = DraftReport(settings.out_path, segments=len(manifests))
     samples = [
         Sample(id=m.segment_id, input=f"draft segment {m.segment_id}", metadata={"segment_id": m.segment_id, "scenario": m.scenario})
@@ -219,7 +225,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     ]
     task = Task(
         dataset=MemoryDataset(samples, name="rescue_annotate_draft"),
-        solver=draft_solver(key, settings.model, settings.cache),
+        solver=draft_solver(channel, settings.model, settings.cache),
         config=GenerateConfig(temperature=settings.temperature),
         name="rescue_annotate_draft",
         metadata={"media": settings.media, "window_cues": settings.window_cues},
@@ -232,23 +238,20 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     if settings.timeout is not None:
         gen_args["attempt_timeout"] = settings.timeout
     log_dir = settings.log_dir or str(Path(settings.assets) / ".draft-logs")
-    try:
-        logs = inspect_eval(
-            task,
-            model=settings.model,
-            model_base_url=endpoint(settings.model),
-            model_args=provider_args(settings.model),
-            log_dir=log_dir,
-            display=display,  # type: ignore[arg-type]
-            fail_on_error=False,
-            score=False,
-            log_level="error",
-            log_realtime=False,
-            **gen_args,
-        )
-    finally:
-        JOBS.pop(key, None)
-        results = RESULTS.pop(key, {})
+    logs = inspect_eval(
+        task,
+        model=settings.model,
+        model_base_url=endpoint(settings.model),
+        model_args=provider_args(settings.model),
+        log_dir=log_dir,
+        display=display,  # type: ignore[arg-type]
+        fail_on_error=False,
+        score=False,
+        log_level="error",
+        log_realtime=False,
+        **gen_args,
+    )
+    results = channel.results
     errors: dict[str, str] = {}
     for log in logs:
         if getattr(log, "status", None) == "cancelled":
