@@ -188,9 +188,30 @@ def cut(
     return dest
 
 
+def _trim_audio(chunk: Any, t0: float, start: float, end: float, *, pts: int, format: str, layout: str) -> Any:
+    """The samples of a resampled audio ``chunk`` (starting at ``t0`` seconds, at :data:`AUDIO_RATE`)
+    that fall in ``[start, end)``, as a new frame at ``pts``; ``None`` when none do.
+
+    Cuts are sample-accurate: an encoder frame straddling ``start`` or ``end`` is split, so a cut's
+    sound is as long as its span (the clip and extract tests measure it).
+    """
+    import numpy as np
+
+    av = _av()
+    lo = max(0, round((start - t0) * AUDIO_RATE))
+    hi = min(chunk.samples, round((end - t0) * AUDIO_RATE))
+    if hi <= lo:
+        return None
+    part = np.ascontiguousarray(chunk.to_ndarray()[:, lo:hi])
+    piece = av.AudioFrame.from_ndarray(part, format=format, layout=layout)
+    piece.sample_rate = AUDIO_RATE
+    piece.pts = pts
+    piece.time_base = Fraction(1, AUDIO_RATE)
+    return piece
+
+
 def _transcode(inp: Any, vin: Any, ain: Any, out: Any, vout: Any, aout: Any, resampler: Any,
                start: float, end: float, rate: Fraction) -> None:
-    import numpy as np
 
     av = _av()
     frame_time = 1 / float(rate)
@@ -228,20 +249,12 @@ def _transcode(inp: Any, vin: Any, ain: Any, out: Any, vout: Any, aout: Any, res
                     if audio_clock is None:
                         audio_clock = float(frame.time) if frame.time is not None else 0.0
                     t0 = audio_clock
-                    n = chunk.samples
-                    audio_clock += n / AUDIO_RATE
-                    lo = max(0, round((start - t0) * AUDIO_RATE))
-                    hi = min(n, round((end - t0) * AUDIO_RATE))
-                    if t0 + n / AUDIO_RATE >= end:
-                        audio_done = True
-                    if hi <= lo:
+                    audio_clock += chunk.samples / AUDIO_RATE
+                    audio_done = audio_clock >= end
+                    piece = _trim_audio(chunk, t0, start, end, pts=samples, format="fltp", layout="stereo")
+                    if piece is None:
                         continue
-                    part = np.ascontiguousarray(chunk.to_ndarray()[:, lo:hi])
-                    piece = av.AudioFrame.from_ndarray(part, format="fltp", layout="stereo")
-                    piece.sample_rate = AUDIO_RATE
-                    piece.pts = samples
-                    piece.time_base = Fraction(1, AUDIO_RATE)
-                    samples += part.shape[1]
+                    samples += piece.samples
                     for p in aout.encode(piece):
                         out.mux(p)
     if frames == 0:
@@ -296,7 +309,6 @@ def keyframe(src: str | Path, at: float, dest: str | Path, *, max_height: int = 
 
 def extract_audio(src: str | Path, start: float, end: float, dest: str | Path) -> Path:
     """``[start, end)`` seconds of ``src``'s sound as a mono MP3 at ``dest`` (for models that take audio)."""
-    import numpy as np
 
     av = _av()
     src, dest = Path(src), Path(dest)
@@ -320,19 +332,13 @@ def extract_audio(src: str | Path, start: float, end: float, dest: str | Path) -
                     for chunk in resampler.resample(frame):
                         if clock is None:
                             clock = float(frame.time) if frame.time is not None else 0.0
-                        t0, n = clock, chunk.samples
-                        clock += n / AUDIO_RATE
-                        lo = max(0, round((start - t0) * AUDIO_RATE))
-                        hi = min(n, round((end - t0) * AUDIO_RATE))
-                        done = t0 + n / AUDIO_RATE >= end
-                        if hi <= lo:
+                        t0 = clock
+                        clock += chunk.samples / AUDIO_RATE
+                        done = clock >= end
+                        piece = _trim_audio(chunk, t0, start, end, pts=written, format="s16p", layout="mono")
+                        if piece is None:
                             continue
-                        part = np.ascontiguousarray(chunk.to_ndarray()[:, lo:hi])
-                        piece = av.AudioFrame.from_ndarray(part, format="s16p", layout="mono")
-                        piece.sample_rate = AUDIO_RATE
-                        piece.pts = written
-                        piece.time_base = Fraction(1, AUDIO_RATE)
-                        written += part.shape[1]
+                        written += piece.samples
                         for p in aout.encode(piece):
                             out.mux(p)
                 for p in aout.encode():
