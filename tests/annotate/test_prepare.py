@@ -28,7 +28,7 @@ def test_manifests_follow_the_shared_layout(src, tmp_path):
     assert set(manifests) == {"couple/s01_seg01", "couple/s01_seg02_textonly", "family/f01_seg01"}
 
     raw = json.loads((out / "couple/s01_seg01/manifest.json").read_text())
-    assert list(raw) == ["segment_id", "scenario", "participants", "video", "duration", "cues"]
+    assert list(raw) == ["segment_id", "scenario", "participants", "video", "video_sha256", "subtitles_sha256", "duration", "cues"]
     assert raw["video"] == "couple/s01_seg01/video.mp4" and (out / raw["video"]).is_file()
     assert raw["participants"] == ["Robin", "Casey"] and raw["scenario"] == "couple"
     assert raw["duration"] == pytest.approx(probe(out / raw["video"]).duration)
@@ -80,7 +80,12 @@ def test_running_again_changes_nothing_and_a_change_replaces(src, tmp_path):
     changed = _prepare(src, out)
     assert changed.exit_code == 0 and "1 replaced, 2 unchanged" in changed.output
     assert len(load_assets(out)[0].cues) == 5
-    assert not (out / "couple/s01_seg01/rows").exists()  # clips of the old cues go with them
+    # the same video: only the manifest is rewritten; row clips stay ('clips' re-cuts what changed)
+    assert (out / "couple/s01_seg01/rows/1.mp4").read_bytes() == b"stale"
+    shutil.copyfile(src / "family/f01_seg01.mkv", src / "couple/s01_seg01.mp4")  # another video
+    swapped = _prepare(src, out)
+    assert swapped.exit_code == 0 and "1 replaced, 2 unchanged" in swapped.output
+    assert not (out / "couple/s01_seg01/rows").exists()  # clips of the old video go with it
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no staging left
 
 

@@ -9,15 +9,22 @@ Layout (shared with the review app, which relies on exactly this)::
 
 ``segment_id`` may contain slashes (nested folders). ``manifest.video`` is relative to ASSETS, or
 ``null`` for a subtitles-only segment. ``duration`` is the video's, else the last cue's end.
+
+A segment is known by the content of its files, never by their time stamps: ``video_sha256`` and
+``subtitles_sha256`` are the SHA-256 of the source video and subtitle file, and
+:func:`manifest_sha256` (the hash of the whole manifest) is what a draft records as the manifest it
+was drafted from. A draft whose recorded hash differs from its manifest's is stale
+(:mod:`rescue_bench.annotate.freshness`).
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rescue_bench.fileio import dumps, loads
 from rescue_bench.labels import Scenario
 
 MANIFEST = "manifest.json"
@@ -45,6 +52,10 @@ class Manifest(BaseModel):
     scenario: Scenario
     participants: list[str]
     video: str | None
+    video_sha256: str | None = None
+    """SHA-256 of the segment's video (``None`` without video, or in a manifest of an older version)."""
+    subtitles_sha256: str | None = None
+    """SHA-256 of the subtitle file the cues were read from (``None`` in a manifest of an older version)."""
     duration: float
     cues: list[ManifestCue]
 
@@ -57,7 +68,24 @@ class Manifest(BaseModel):
         return Path(assets) / self.video if self.video else None
 
     def to_text(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        return dumps(self.model_dump(mode="json"), indent=2) + "\n"
+
+
+def manifest_sha256(manifest: Manifest) -> str:
+    """The hash of a manifest's content (its canonical text): what a draft records it was drafted from."""
+    return hashlib.sha256(manifest.to_text().encode("utf-8")).hexdigest()
+
+
+HASH_CHUNK = 1 << 20
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, read in chunks (videos are large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(HASH_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def row_clip_name(segment_id: str, row_index: int) -> str:
@@ -88,10 +116,10 @@ def read_manifest(path: str | Path) -> Manifest:
     """One manifest file; :class:`AssetsError` naming the file and field when it is not valid."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise AssetsError(f"{path}: cannot read file: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         raise AssetsError(f"{path}: not valid JSON ({exc})") from None
     try:
         return Manifest.model_validate(raw)

@@ -9,11 +9,16 @@ All segments are read and checked before anything is written: one bad segment (n
 unreadable video, reversed or overlapping cue times, a video shorter than its subtitles, bad
 metadata) stops the command with one line per problem and leaves ``ASSETS`` as it was. Each
 segment is then staged in a temporary folder inside ``ASSETS`` and renamed into place.
+
+A segment is compared with what ``ASSETS`` holds by content (the SHA-256 of its video and
+subtitles, recorded in the manifest), never by file times: a copy of the source folder with new
+time stamps is "unchanged". A segment whose video is the same but whose manifest changed (edited
+subtitles, other participants) gets its new manifest written in place, so its row clips and draft
+media stay; only a new video replaces the whole segment folder.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
@@ -21,10 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rescue_bench.annotate.manifest import MANIFEST, Manifest, ManifestCue
+from rescue_bench.annotate.manifest import MANIFEST, Manifest, ManifestCue, file_sha256
 from rescue_bench.annotate.media import VIDEO_SUFFIXES, MediaError, probe
 from rescue_bench.annotate.subtitles import SUBTITLE_SUFFIXES, Cue, SubtitleError, read_subtitles, resolve_name
 from rescue_bench.data.load import Problem
+from rescue_bench.fileio import atomic_write, loads
 from rescue_bench.labels import GROUP_LABELS, NON_CLIENT_SPEAKERS, SCENARIOS, THERAPIST
 
 END_TOLERANCE = 0.5
@@ -101,10 +107,10 @@ def discover(src_dir: Path, exclude: Path | None = None) -> tuple[list[SegmentSo
 def _read_metadata(path: Path, segment_id: str) -> tuple[dict, list[Problem]]:
     file = str(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         return {}, [Problem(file, f"cannot read file: {exc.strerror or exc}", sample_id=segment_id)]
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         return {}, [Problem(file, f"not valid JSON: {exc}", sample_id=segment_id)]
     if not isinstance(raw, dict):
         return {}, [Problem(file, "expected a JSON object with scenario and participants", sample_id=segment_id)]
@@ -243,11 +249,18 @@ def build_manifest(
             return None, None, [Problem(str(subs), f"cue {bad.cue} starts after the video ends ({info.duration:.2f} s)", sample_id=sid)], notes
         duration = info.duration
         video_rel = f"{sid}/video{video_src.suffix.lower()}"
+    try:
+        video_sha = file_sha256(video_src) if video_src is not None else None
+        subtitles_sha = file_sha256(subs)
+    except OSError as exc:
+        return None, None, [Problem(str(video_src or subs), f"cannot read file: {exc.strerror or exc}", sample_id=sid)], notes
     manifest = Manifest(
         segment_id=sid,
         scenario=scenario,
         participants=given,
         video=video_rel,
+        video_sha256=video_sha,
+        subtitles_sha256=subtitles_sha,
         duration=round(float(duration), 3),
         cues=manifest_cues,
     )
@@ -270,25 +283,33 @@ def _place_video(src: Path, dest: Path, link: bool) -> None:
     shutil.copy2(src, dest)
 
 
-def _same_video(a: Path, b: Path) -> bool:
+def _video_in_place(final: Path, manifest: Manifest, video_src: Path | None, assets: Path) -> bool:
+    """Whether ``ASSETS`` already holds this segment's video (same place, same bytes), or, for a
+    subtitles-only segment, held no video before either. Compared by content, not time stamps."""
     try:
-        if os.path.samefile(a, b):
-            return True
-        sa, sb = a.stat(), b.stat()
-    except OSError:
+        old = loads((final / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return False
-    return sa.st_size == sb.st_size and sa.st_mtime_ns == sb.st_mtime_ns
-
-
-def _unchanged(final: Path, manifest: Manifest, video_src: Path | None, assets: Path) -> bool:
-    path = final / MANIFEST
-    try:
-        if path.read_text(encoding="utf-8") != manifest.to_text():
-            return False
-    except OSError:
+    if not isinstance(old, dict) or old.get("video") != manifest.video:
         return False
     video = manifest.video_path(assets)
-    return video_src is None or (video is not None and _same_video(video_src, video))
+    if video_src is None or video is None:
+        return video_src is None and video is None
+    try:
+        if os.path.samefile(video_src, video):
+            return True
+        if video.stat().st_size != video_src.stat().st_size:
+            return False
+        return file_sha256(video) == manifest.video_sha256
+    except OSError:
+        return False
+
+
+def _manifest_text(final: Path) -> str | None:
+    try:
+        return (final / MANIFEST).read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def prepare(
@@ -338,12 +359,16 @@ def prepare(
     try:
         for manifest, video_src in planned:
             final = manifest.folder(assets)
-            if final.exists() and _unchanged(final, manifest, video_src, assets):
-                result.segments.append(Prepared(manifest.segment_id, "unchanged", manifest))
+            if final.exists() and _video_in_place(final, manifest, video_src, assets):
+                if _manifest_text(final) == manifest.to_text():
+                    result.segments.append(Prepared(manifest.segment_id, "unchanged", manifest))
+                else:  # same video: only the manifest changes; row clips and draft media stay
+                    atomic_write(final / MANIFEST, manifest.to_text())
+                    result.segments.append(Prepared(manifest.segment_id, "replaced", manifest))
                 continue
             staged = staging / "new" / manifest.segment_id
             staged.mkdir(parents=True)
-            (staged / MANIFEST).write_text(manifest.to_text(), encoding="utf-8")
+            atomic_write(staged / MANIFEST, manifest.to_text())
             if video_src is not None and manifest.video:
                 _place_video(video_src, staged / Path(manifest.video).name, link)
             status = "new"

@@ -77,7 +77,8 @@ def draft_command(
     media: str = typer.Option("none", "--media", help="video (the window's video), frames (keyframes, and sound where the provider takes audio) or none (subtitles only)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Drafts file (default: ASSETS/drafts.jsonl)."),
     max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Concurrent model connections (segments drafted at once)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Draft only the first N segments (by segment id)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Draft only the first N (by segment id) of the segments that need a draft."),
+    segment: Optional[list[str]] = typer.Option(None, "--segment", help="Draft exactly this segment, even when its draft is current (repeatable)."),
     window_cues: int = typer.Option(40, "--window-cues", help="Cues per request; longer segments go in windows with a carried summary."),
     max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per model call (inspect_ai default when unset)."),
     timeout: Optional[int] = typer.Option(None, "--timeout", help="Seconds one attempt of a call may take before it is retried."),
@@ -86,7 +87,8 @@ def draft_command(
     log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="inspect_ai logs (default: ASSETS/.draft-logs)."),
     display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
 ) -> None:
-    """Draft every segment as a release-format clip: rows, every annotated field, provenance."""
+    """Draft each segment that needs it (no draft yet, or one older than its manifest) as a
+    release-format clip, merged into the drafts file: the other segments' clips stay as they are."""
     from rich.console import Console
     from rich.table import Table
 
@@ -96,7 +98,7 @@ def draft_command(
 
     settings = DraftSettings(
         assets=str(assets), model=model, media=media, out=str(out) if out else None, window_cues=window_cues,
-        limit=limit, max_connections=max_connections, max_retries=max_retries, timeout=timeout,
+        limit=limit, segments=list(segment) if segment else None, max_connections=max_connections, max_retries=max_retries, timeout=timeout,
         temperature=temperature, cache=not no_cache, log_dir=str(log_dir) if log_dir else None,
     )
     try:
@@ -106,25 +108,51 @@ def draft_command(
     except KeyboardInterrupt:
         raise fail("draft interrupted; run the same command again to resume (finished calls are cached)", 130) from None
     console = Console()
+    if not report.segments:
+        console.print(f"{len(report.kept)} segments already have a current draft in {report.out}; nothing to draft "
+                      "(--segment ID redrafts one)", markup=False, highlight=False, soft_wrap=True)
+        return
+    why: dict[str, int] = {}
+    for reason in report.reasons.values():
+        why[reason] = why.get(reason, 0) + 1
+    console.print(f"drafting {report.segments} segment(s): " + ", ".join(f"{n} {r}" for r, n in why.items())
+                  + (f"; {len(report.kept)} with a current draft kept as they are" if report.kept else ""),
+                  markup=False, highlight=False, soft_wrap=True)
     table = Table(title=f"Drafts of {model} ({media})", title_justify="left")
     for col in ("segments", "written", "windows", "calls", "re-asks", "rows", "problems kept", "input tokens", "output tokens"):
         table.add_column(col, justify="right")
     table.add_row(str(report.segments), str(len(report.written)), str(report.windows), str(report.calls), str(report.reasked),
                   str(report.rows), str(report.problems), str(report.input_tokens), str(report.output_tokens))
     console.print(table)
-    console.print(f"Drafts in {report.out} (check with: rescue data validate {report.out})", markup=False, highlight=False)
+    if report.written:
+        console.print(f"Drafts in {report.out} (check with: rescue data validate {report.out})", markup=False, highlight=False)
     if report.failed:
-        for segment, error in report.failed:
-            typer.echo(f"error: segment {segment}: no draft: {error}", err=True)
-        typer.echo(f"error: {len(report.failed)} of {report.segments} segments have no draft; run the same command again "
-                   "to retry them (finished calls are cached)", err=True)
+        for segment_id, error in report.failed:
+            typer.echo(f"error: segment {segment_id}: no draft: {error}", err=True)
+        kept = (f"; the earlier drafts of these segments are kept ({len(report.earlier)})" if report.earlier else "")
+        typer.echo(f"error: {len(report.failed)} of {report.segments} segments have no draft{kept}; run the same command "
+                   "again to retry them (finished calls are cached)", err=True)
         raise typer.Exit(EXIT_FAILED)
+
+
+def warn_stale(assets: Path, clips: list, *, strict: bool) -> None:  # noqa: ANN001 - list of rescue_bench.data.Clip
+    """Name every draft older than its manifest in ``assets`` on stderr: a warning, or with
+    ``strict`` an error and exit 2 (before anything is written)."""
+    from rescue_bench.annotate.freshness import stale_drafts
+
+    stale = stale_drafts(assets, clips)
+    for item in stale:
+        typer.echo(f"{'error' if strict else 'warning'}: {item.line(assets)}", err=True)
+    if stale and strict:
+        typer.echo(f"error: --strict: {len(stale)} draft(s) older than their manifest; nothing was written", err=True)
+        raise typer.Exit(2)
 
 
 @command(app, "clips")
 def clips_command(
     assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
     data: Optional[list[Path]] = typer.Option(None, "--data", "-d", help="Clips whose rows to cut (release format; default: ASSETS/drafts.jsonl). Repeatable."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse (exit 2, nothing cut) when a draft is older than its manifest; default: warn."),
 ) -> None:
     """Cut each row's clip (ASSETS/<segment>/rows/<row>.mp4) and keyframe (.jpg); only what changed."""
     from rich.console import Console
@@ -141,6 +169,7 @@ def clips_command(
     loaded = read_paths(paths)
     if loaded.errors:
         raise _problems(loaded.errors)
+    warn_stale(assets, loaded.clips, strict=strict)
     plans, problems = plan(assets, loaded.clips, loaded.locations)
     if problems:
         raise _problems(problems)

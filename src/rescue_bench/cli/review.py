@@ -172,6 +172,7 @@ def import_(
     assets: Optional[Path] = typer.Option(None, "--assets", help="Assets folder (videos, clips, manifests); remembered as serve's default."),
     assign: Optional[list[str]] = typer.Option(None, "--assign", help="Assign every imported segment to this user (repeatable)."),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Leave out clips already in the database instead of failing."),
+    strict: bool = typer.Option(False, "--strict", help="With --assets: refuse (exit 2, nothing imported) drafts older than their manifest; default: warn."),
 ) -> None:
     """Import clips as segments to review; the file is validated first and nothing is written on an error."""
     from rescue_bench.review import access
@@ -186,6 +187,10 @@ def import_(
     clips = load_data([file])  # any problem: listed one per line, exit 2, nothing imported
     if assets is not None and not assets.is_dir():
         raise fail(f"--assets {assets}: no such folder")
+    if assets is not None:
+        from rescue_bench.cli.annotate import warn_stale
+
+        warn_stale(assets, clips, strict=strict)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     with database.write() as session:
         summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing))

@@ -102,15 +102,24 @@ def build(
     context: ContextOption = None,
     repair_mojibake: RepairOption = False,
     strict: bool = typer.Option(
-        False, "--strict", help="On the full release (191 clips), exit 1 when any count differs from Table 6."
+        False, "--strict", help="On the full release (191 clips), exit 1 when any count differs from Table 6; "
+        "with --assets, exit 2 (nothing written) when a draft is older than its manifest."
+    ),
+    assets: Optional[Path] = typer.Option(  # noqa: UP007 - typer needs Optional here
+        None, "--assets", help="Assets folder of the drafts: warn (with --strict refuse) for drafts older than their manifest."
     ),
 ) -> None:
     """Build instance sets and compare their sizes with the paper's Table 6."""
     from rich.console import Console
 
+    from rescue_bench.cli.annotate import warn_stale
     from rescue_bench.tasks.build import instance_counts, is_full_release
 
     clips, instances = _load_and_build(data, tasks, mode, context, repair_mojibake)
+    if assets is not None:
+        if not assets.is_dir():
+            raise fail(f"--assets {assets}: no such folder")
+        warn_stale(assets, clips, strict=strict)
 
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -10,12 +10,17 @@ Every call goes through inspect_ai's response cache with the engine's never-expi
 ``RESCUE_CACHE_DIR`` when set), so running the same command again repeats no finished call and
 an interrupted draft resumes where it stopped. Media are sent as data URIs: their bytes are part
 of the cache key.
+
+A run merges into its drafts file by segment and never loses a clip: it drafts the segments that
+need a draft (none yet, one older than its manifest, or one made with another model, media mode
+or window size), or exactly those given with ``--segment``; ``--limit N`` takes the first N of
+them. The clips of every other segment, and the earlier clip of a segment whose calls failed, are
+written back byte for byte; a run that drafted nothing leaves the file untouched. A failed
+segment is reported with the HTTP status and the server's message.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,10 +29,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from rescue_bench.annotate.draft import MediaItem, SegmentDraft
-from rescue_bench.annotate.manifest import Manifest, load_assets
+from rescue_bench.annotate.freshness import HASH_KEY, draft_provenance, is_stale
+from rescue_bench.annotate.manifest import Manifest, load_assets, manifest_sha256
 from rescue_bench.annotate.prompt import MEDIA_MODES, prompt_sha, reask_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES
 from rescue_bench.errors import RescueError
+from rescue_bench.fileio import atomic_open, dumps, loads
 
 DEFAULT_OUT = "drafts.jsonl"
 """``ASSETS/drafts.jsonl``: where ``draft`` writes and ``clips`` reads by default."""
@@ -44,6 +51,8 @@ class DraftSettings(BaseModel):
     out: str | None = None
     window_cues: int = DEFAULT_WINDOW_CUES
     limit: int | None = None
+    segments: list[str] | None = None
+    """Draft exactly these segments (even when their draft is current); default: those needing one."""
     max_connections: int | None = None
     max_retries: int | None = None
     timeout: int | None = None
@@ -72,8 +81,15 @@ class DraftReport:
 
     out: Path
     segments: int = 0
+    """Segments this run drafted (or tried to)."""
     written: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Segments with a current draft that this run left as it was."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Why each drafted segment needed a draft (see :func:`needs_draft`)."""
+    earlier: list[str] = field(default_factory=list)
+    """Failed segments whose earlier clip is kept in the file."""
     windows: int = 0
     calls: int = 0
     reasked: int = 0
@@ -94,6 +110,43 @@ class DraftChannel:
     def __init__(self, jobs: dict[str, SegmentJob]) -> None:
         self.jobs = jobs
         self.results: dict[str, dict[str, Any]] = {}
+        self.errors: dict[str, str] = {}
+        """Why a segment's model call failed, one line (HTTP status and the server's message)."""
+
+
+def _server_message(exc: BaseException) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else None
+        return message if isinstance(message, str) and message.strip() else None
+    return body if isinstance(body, str) and body.strip() else None
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line for a failed model call: ``HTTP <status>: <the server's message>`` when the error
+    came from the server, else the error's type and text.
+
+    Wrappers are looked through: tenacity's ``RetryError`` (whose text is only ``<Future ... raised
+    X>``) to its last attempt's error, and inspect_ai's ``ModelGenerateError`` (whose text is the
+    whole request) to the provider's error it was raised from.
+    """
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 10 and current not in chain:
+        chain.append(current)
+        last = getattr(current, "last_attempt", None)
+        inner = last.exception() if last is not None and hasattr(last, "exception") else None
+        current = inner if isinstance(inner, BaseException) else current.__cause__
+    status = next((s for e in chain if isinstance(s := getattr(e, "status_code", None), int)), None)
+    message = next((m for e in chain if (m := _server_message(e))), None)
+    if message is None:
+        message = next((m for e in chain if isinstance(m := getattr(e, "provider_message", None), str) and m.strip()), None)
+    if message is None:
+        deepest = chain[-1]
+        message = f"{type(deepest).__name__}: {deepest}" if str(deepest).strip() else type(deepest).__name__
+    message = " ".join(message.split())[:300]
+    return f"HTTP {status}: {message}" if status is not None else message
 
 
 def _count_tokens(output: Any, stats: dict[str, int]) -> None:
@@ -103,7 +156,7 @@ def _count_tokens(output: Any, stats: dict[str, int]) -> None:
         stats["output_tokens"] += usage.output_tokens or 0
 
 
-def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True) -> Any:
+def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True, window_cues: int = DEFAULT_WINDOW_CUES) -> Any:
     """The solver drafting one segment (its sample id) with the active model."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ContentText, ModelOutput, get_model
     from inspect_ai.solver import Generate, TaskState, solver
@@ -114,6 +167,13 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True) -> 
     @solver
     def draft_segment() -> Any:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
+            try:
+                return await drafted(state)
+            except Exception as exc:
+                channel.errors[str(state.sample_id)] = failure_reason(exc)
+                raise
+
+        async def drafted(state: TaskState) -> TaskState:
             job = channel.jobs[str(state.sample_id)]
             draft = job.draft
             model = get_model()
@@ -145,6 +205,8 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True) -> 
             clip = draft.clip(
                 {
                     "model": model_name,
+                    HASH_KEY: manifest_sha256(m),
+                    "window_cues": window_cues,
                     "prompt_sha": prompt_sha(m.scenario, draft.media_mode),
                     "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "tool": f"rescue-bench {_version()}",
@@ -194,14 +256,130 @@ def plan_jobs(manifests: list[Manifest], settings: DraftSettings, audio: bool) -
     return jobs
 
 
-def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
-    """Draft every segment of ``settings.assets`` and write one release-format clip per segment.
+@dataclass
+class DraftsFile:
+    """The clips already in a drafts file, each kept as its exact line (so it is written back byte
+    for byte), by segment id in file order."""
 
-    Raises :class:`DraftInputError` (nothing sent) for a model that cannot take the media,
-    :class:`rescue_bench.annotate.AssetsError` for a bad assets folder and
-    :class:`rescue_bench.annotate.MediaError` for media that cannot be cut. Segments whose calls
-    failed after their retries are listed in the report and not written.
+    lines: dict[str, str] = field(default_factory=dict)
+    drafts: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    """Each clip's ``draft`` provenance (``None`` for a clip without: a reviewed clip)."""
+
+
+def read_drafts(path: Path) -> DraftsFile:
+    """The clips in ``path`` (none when it does not exist). :class:`DraftInputError` naming the file
+    and line when a line is not a clip with a ``sample_id``, or a segment appears twice: a run never
+    merges into (and so rewrites) a file it cannot read whole."""
+    out = DraftsFile()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        raise DraftInputError(f"{path}: cannot read the drafts file to merge into: {exc.strerror or exc}") from None
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+            record = loads(text)
+        except ValueError as exc:
+            raise DraftInputError(f"{path}:{number}: cannot merge into this drafts file: not valid JSON ({exc})") from None
+        sid = record.get("sample_id") if isinstance(record, dict) else None
+        if not isinstance(sid, str) or not sid:
+            raise DraftInputError(f"{path}:{number}: cannot merge into this drafts file: a clip without a sample_id")
+        if sid in first_line:
+            raise DraftInputError(f"{path}:{number}: cannot merge into this drafts file: segment {sid} is also on line {first_line[sid]}")
+        first_line[sid] = number
+        out.lines[sid] = text.rstrip("\r") + "\n"
+        out.drafts[sid] = draft_provenance(record)
+    return out
+
+
+def needs_draft(draft: dict[str, Any] | None, manifest: Manifest, settings: DraftSettings, present: bool) -> str | None:
+    """Why a segment needs a draft from this run, or ``None`` when its draft is current.
+
+    Current means: made from this very manifest (its hash), with the run's model, media mode (as used:
+    ``none`` for a segment without video) and window size. A clip without draft provenance (a reviewed
+    clip in the file) is never replaced unless asked for with ``--segment``.
     """
+    if not present:
+        return "no draft yet"
+    if draft is None:
+        return None
+    if is_stale(draft, manifest):
+        return "older than its manifest"
+    media = settings.media if manifest.video else "none"
+    if draft.get("model") != settings.model or draft.get("media") != media or draft.get("window_cues", DEFAULT_WINDOW_CUES) != settings.window_cues:
+        return "made with another model, media or window size"
+    return None
+
+
+def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
+    """Draft the segments of ``settings.assets`` that need it and merge them into the drafts file.
+
+    Raises :class:`DraftInputError` (nothing sent) for a model that cannot take the media, an
+    unknown ``--segment`` or a drafts file that cannot be read, :class:`rescue_bench.annotate.AssetsError`
+    for a bad assets folder and :class:`rescue_bench.annotate.MediaError` for media that cannot be
+    cut. Segments whose calls failed after their retries are listed in the report; their earlier
+    clip (if any) stays in the file as it was.
+    """
+    audio = check_model(settings)
+    if settings.window_cues < 1:
+        raise DraftInputError("--window-cues must be at least 1")
+    if settings.limit is not None and settings.limit < 1:
+        raise DraftInputError("--limit must be at least 1")
+    every = load_assets(settings.assets)
+    existing = read_drafts(settings.out_path)
+    by_id = {m.segment_id: m for m in every}
+    reasons: dict[str, str] = {}
+    if settings.segments:
+        for sid in settings.segments:
+            if sid not in by_id:
+                raise DraftInputError(f"--segment {sid}: no such segment in {settings.assets}")
+            reasons[sid] = "asked for with --segment"
+    else:
+        for m in every:
+            why = needs_draft(existing.drafts.get(m.segment_id), m, settings, m.segment_id in existing.lines)
+            if why is not None:
+                reasons[m.segment_id] = why
+    manifests = [m for m in every if m.segment_id in reasons]
+    if settings.limit:
+        manifests = manifests[: settings.limit]
+    report = DraftReport(settings.out_path, segments=len(manifests))
+    report.reasons = {m.segment_id: reasons[m.segment_id] for m in manifests}
+    report.kept = [m.segment_id for m in every if m.segment_id not in reasons and m.segment_id in existing.lines]
+    if not manifests:
+        return report
+    results, errors = _draft_segments(manifests, settings, audio, display)
+    new_lines: dict[str, str] = {}
+    for m in manifests:
+        result = results.get(m.segment_id)
+        if result is None:
+            report.failed.append((m.segment_id, errors.get(m.segment_id, "no draft (the run stopped before this segment)")))
+            if m.segment_id in existing.lines:
+                report.earlier.append(m.segment_id)
+            continue
+        new_lines[m.segment_id] = dumps(result["clip"]) + "\n"
+        report.written.append(m.segment_id)
+        report.windows += len(result["clip"]["draft"]["windows"])
+        report.rows += len(result["clip"]["rows"])
+        report.calls += result["calls"]
+        report.reasked += result["reasked"]
+        report.problems += result["problems"]
+        report.input_tokens += result["input_tokens"]
+        report.output_tokens += result["output_tokens"]
+    if new_lines:
+        merged = {**existing.lines, **new_lines}
+        with atomic_open(settings.out_path) as fh:
+            for sid in sorted(merged):
+                fh.write(merged[sid])
+    return report
+
+
+def _draft_segments(manifests: list[Manifest], settings: DraftSettings, audio: bool, display: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Run the drafting task over ``manifests``: each drafted segment's result, and why the others failed."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
@@ -210,22 +388,15 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
     from rescue_bench.engine.providers import endpoint, provider_args, use_cache_dir
 
-    audio = check_model(settings)
-    if settings.window_cues < 1:
-        raise DraftInputError("--window-cues must be at least 1")
-    manifests = load_assets(settings.assets)
-    if settings.limit:
-        manifests = manifests[: settings.limit]
     use_cache_dir()
     channel = DraftChannel(plan_jobs(manifests, settings, audio))
-    report = DraftReport(settings.out_path, segments=len(manifests))
     samples = [
         Sample(id=m.segment_id, input=f"draft segment {m.segment_id}", metadata={"segment_id": m.segment_id, "scenario": m.scenario})
         for m in manifests
     ]
     task = Task(
         dataset=MemoryDataset(samples, name="rescue_annotate_draft"),
-        solver=draft_solver(channel, settings.model, settings.cache),
+        solver=draft_solver(channel, settings.model, settings.cache, settings.window_cues),
         config=GenerateConfig(temperature=settings.temperature),
         name="rescue_annotate_draft",
         metadata={"media": settings.media, "window_cues": settings.window_cues},
@@ -251,37 +422,14 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
         log_realtime=False,
         **gen_args,
     )
-    results = channel.results
     errors: dict[str, str] = {}
     for log in logs:
         if getattr(log, "status", None) == "cancelled":
             raise KeyboardInterrupt
         for sample in log.samples or []:
             if sample.error is not None:
-                errors[str(sample.id)] = " ".join(sample.error.message.split())[:300]
-    clips = []
-    for m in manifests:
-        result = results.get(m.segment_id)
-        if result is None:
-            report.failed.append((m.segment_id, errors.get(m.segment_id, "no draft (the run stopped before this segment)")))
-            continue
-        clips.append(result["clip"])
-        report.written.append(m.segment_id)
-        report.windows += len(result["clip"]["draft"]["windows"])
-        report.rows += len(result["clip"]["rows"])
-        report.calls += result["calls"]
-        report.reasked += result["reasked"]
-        report.problems += result["problems"]
-        report.input_tokens += result["input_tokens"]
-        report.output_tokens += result["output_tokens"]
-    _write_jsonl(settings.out_path, clips)
-    return report
-
-
-def _write_jsonl(path: Path, clips: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for clip in clips:
-            fh.write(json.dumps(clip, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+                sid = str(sample.id)
+                errors[sid] = channel.errors.get(sid) or " ".join(sample.error.message.split())[:300]
+    for sid, reason in channel.errors.items():
+        errors.setdefault(sid, reason)
+    return channel.results, errors
