@@ -4,6 +4,7 @@ clip, a segment is known by the content of its files, and a draft older than its
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -207,3 +208,27 @@ def test_the_manifest_records_what_the_segment_is(prepared):
     assert couple.video_sha256 is not None and len(couple.video_sha256) == 64
     assert len(couple.subtitles_sha256 or "") == 64
     assert manifests["couple/s01_seg02_textonly"].video_sha256 is None
+
+
+def test_every_file_the_pipeline_writes_goes_through_the_one_atomic_helper(isolated_env, src, tmp_path, monkeypatch):
+    import rescue_bench.fileio as fileio
+
+    written: list[str] = []
+    real = fileio.atomic_path
+
+    def spy(dest, **kwargs):
+        written.append(Path(dest).relative_to(tmp_path).as_posix())
+        return real(dest, **kwargs)
+
+    monkeypatch.setattr(fileio, "atomic_path", spy)
+    assets = tmp_path / "assets"
+    assert runner.invoke(app, ["annotate", "prepare", str(src), "--out", str(assets)]).exit_code == 0
+    with FakeOpenAI(DraftResponder("valid")) as server:
+        assert _draft(server, assets, "--media", "frames").exit_code == 0
+    assert runner.invoke(app, ["annotate", "clips", str(assets)]).exit_code == 0
+    seg = "assets/couple/s01_seg01"
+    assert any(w.endswith("couple/s01_seg01/manifest.json") for w in written)  # staged, then the folder renamed
+    for name in ("assets/drafts.jsonl", f"{seg}/rows/1.mp4", f"{seg}/rows/1.jpg", f"{seg}/rows/clips.json"):
+        assert name in written, name
+    assert any(w.startswith(f"{seg}/draft-media/frame-") for w in written)
+    assert any(w.startswith(f"{seg}/draft-media/sound-") for w in written)

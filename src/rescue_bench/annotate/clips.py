@@ -12,23 +12,23 @@ clip whose segment is not in ASSETS, stop the command before anything is cut.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rescue_bench.annotate.manifest import ROWS_DIR, AssetsError, Manifest, read_manifest, row_clip, row_keyframe
+from rescue_bench.annotate.manifest import ROWS_DIR, AssetsError, Manifest, file_sha256, read_manifest, row_clip, row_keyframe
 from rescue_bench.annotate.media import cut, keyframe
 from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Clip
+from rescue_bench.fileio import atomic_write, dumps, loads
 
 SIDECAR = "clips.json"
 SPAN_TOLERANCE = 0.05
 """Seconds a row may end after its video (rounding of subtitle times); the cut stops at the video's end."""
-CLIP_VERSION = 1
-"""Bumped when the way clips are cut changes, so existing clips are cut again."""
+CLIP_VERSION = 2
+"""Bumped when the way clips are cut changes, so existing clips are cut again (2: the source video
+is known by its content hash, not its size and time stamp)."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,9 @@ class ClipsResult:
     rows: int = 0
 
 
-def _identity(video: Path) -> dict[str, Any]:
-    stat = video.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+def _identity(manifest: Manifest, video: Path) -> dict[str, Any]:
+    """The source video by content: the manifest's hash (prepare computed it), else the file's."""
+    return {"sha256": manifest.video_sha256 or file_sha256(video)}
 
 
 def plan(assets: str | Path, clips: Sequence[Clip], files: Sequence[tuple[str, int | None]] | None = None) -> tuple[list[SegmentPlan], list[Problem]]:
@@ -106,17 +106,14 @@ def plan(assets: str | Path, clips: Sequence[Clip], files: Sequence[tuple[str, i
 
 def _read_sidecar(folder: Path) -> dict[str, Any]:
     try:
-        data = json.loads((folder / SIDECAR).read_text(encoding="utf-8"))
+        data = loads((folder / SIDECAR).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
 def _write_sidecar(folder: Path, data: dict[str, Any]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{SIDECAR}.tmp"
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / SIDECAR)
+    atomic_write(folder / SIDECAR, dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def cut_rows(assets: str | Path, plans: Sequence[SegmentPlan], *, on_row: Callable[[RowJob, bool], None] | None = None) -> ClipsResult:
@@ -131,7 +128,7 @@ def cut_rows(assets: str | Path, plans: Sequence[SegmentPlan], *, on_row: Callab
             continue
         folder = manifest.folder(assets) / ROWS_DIR
         old = _read_sidecar(folder)
-        source = {"video": manifest.video, **_identity(video), "version": CLIP_VERSION}
+        source = {"video": manifest.video, **_identity(manifest, video), "version": CLIP_VERSION}
         same_source = {k: old.get(k) for k in source} == source
         spans = old.get("rows", {}) if same_source else {}
         new_spans: dict[str, list[float]] = {}

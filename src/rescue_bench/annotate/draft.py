@@ -34,7 +34,7 @@ from rescue_bench.annotate.contract import (
     subtitle_speaker,
 )
 from rescue_bench.annotate.manifest import Manifest, ManifestCue
-from rescue_bench.annotate.media import MODEL_MAX_HEIGHT, cut, extract_audio, frames_at
+from rescue_bench.annotate.media import MODEL_MAX_HEIGHT, atomic_path, cut, extract_audio, frames_at
 from rescue_bench.annotate.prompt import MEDIA_MODES, system_prompt, user_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES, Window, carried_rows, split_windows
 from rescue_bench.data.models import Clip
@@ -141,9 +141,8 @@ class SegmentDraft:
         if todo:
             folder.mkdir(parents=True, exist_ok=True)
             for (_, p), image in zip(todo, frames_at(video, [t for t, _ in todo], max_height=MODEL_MAX_HEIGHT)):
-                tmp = p.with_name(f".{p.name}")
-                image.save(tmp, format="JPEG", quality=80)
-                tmp.replace(p)
+                with atomic_path(p) as tmp:
+                    image.save(tmp, format="JPEG", quality=80)
         items += [MediaItem("image", p, "jpeg") for p in paths]
         if audio:
             path = folder / f"sound-{span}.mp3"

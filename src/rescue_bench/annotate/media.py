@@ -6,20 +6,21 @@ Output is what every browser plays: H.264 (yuv420p) and AAC in MP4 with the inde
 (``movflags=+faststart``). A clip's duration is the row span to within one video frame (0.04 s at
 25 fps; measured 3.56 s for a 3.54 s span); audio is cut to the sample.
 
-Every function writes to a temporary file beside the destination and renames it into place, so an
-interrupted cut never leaves a half-written clip behind.
+Every function writes through :func:`rescue_bench.fileio.atomic_path` (a temporary file beside the
+destination, fsynced, then renamed into place), so an interrupted cut never leaves a half-written
+clip behind and never replaces a good one.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+from rescue_bench import fileio
 
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".mov")
 
@@ -110,19 +111,10 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(text).split()) or type(exc).__name__
 
 
-@contextmanager
-def atomic_path(dest: str | Path, suffix: str | None = None) -> Iterator[Path]:
-    """A temporary path beside ``dest`` that replaces ``dest`` when the block ends without error."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.stem}.", suffix=suffix or dest.suffix, dir=dest.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def atomic_path(dest: str | Path, suffix: str | None = None) -> AbstractContextManager[Path]:
+    """The project's whole-or-nothing path (:func:`rescue_bench.fileio.atomic_path`), keeping the
+    destination's suffix on the temporary file (PyAV and Pillow read the format from it)."""
+    return fileio.atomic_path(dest, suffix=suffix or Path(dest).suffix)
 
 
 def _size(width: int, height: int, max_height: int) -> tuple[int, int]:

@@ -1,8 +1,8 @@
 """Fetching the public release (``benchmark_191.jsonl``) into a local cache directory.
 
 Only the standard library is used (``urllib``), so fetching works on a fresh install. The download
-goes to a temporary file in the cache directory, is validated as a release file, and only then
-renamed over the cached copy: an interrupted or broken download never replaces a good file. Every
+goes to a temporary file in the cache directory (:mod:`rescue_bench.fileio`), is validated as a
+release file, and only then renamed over the cached copy: an interrupted or broken download never replaces a good file. Every
 failure becomes one :class:`FetchError` with a one-line message that says how to proceed offline.
 """
 
@@ -12,7 +12,6 @@ import hashlib
 import http.client
 import os
 import socket
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rescue_bench.errors import RescueError
+from rescue_bench.fileio import atomic_open, atomic_path
 
 RELEASE_FILENAME = "benchmark_191.jsonl"
 """File name of the public release; also its name in the cache directory."""
@@ -109,21 +109,14 @@ def download(url: str, dest: Path, *, timeout: float = 60.0) -> None:
     Raises :class:`FetchError` (one line, offline hint included) on any network or write failure;
     ``dest`` is left untouched in that case.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-                with urllib.request.urlopen(request, timeout=timeout) as response:
-                    for block in iter(lambda: response.read(CHUNK), b""):
-                        out.write(block)
-            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-                raise FetchError(f"could not download {url}: {_reason(exc)}. {offline_hint(dest.parent)}") from None
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_open(dest, "wb") as out:
+        try:
+            request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                for block in iter(lambda: response.read(CHUNK), b""):
+                    out.write(block)
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+            raise FetchError(f"could not download {url}: {_reason(exc)}. {offline_hint(dest.parent)}") from None
 
 
 def _check(path: Path) -> tuple[int, int, int, str | None]:
@@ -169,15 +162,12 @@ def fetch_release(
     except OSError as exc:
         raise FetchError(f"cannot create cache directory {root}: {exc.strerror or exc}") from None
 
-    staging = root / f".{RELEASE_FILENAME}.download"
     try:
-        download(url, staging, timeout=timeout)
-        clips, rows, warnings, error = _check(staging)
-        if error is not None:
-            raise FetchError(f"downloaded file from {url} is not a valid release ({error}); nothing was saved")
-        os.replace(staging, dest)
+        with atomic_path(dest, suffix=".download") as staging:  # replaces dest only once it is valid
+            download(url, staging, timeout=timeout)
+            clips, rows, warnings, error = _check(staging)
+            if error is not None:
+                raise FetchError(f"downloaded file from {url} is not a valid release ({error}); nothing was saved")
     except OSError as exc:
         raise FetchError(f"cannot write to {root}: {exc.strerror or exc}") from None
-    finally:
-        staging.unlink(missing_ok=True)
     return FetchResult(dest, url, True, _sha256(dest), clips, rows, warnings)
