@@ -23,6 +23,9 @@ problems of the fields that did not. Rules:
 - **Intensities** integers 0-10; **evidence rows** existing rows up to the current one.
 - **Roles**: ``support_strategy`` and ``relation_cycle_state`` only on therapist rows;
   ``utterance_type`` only on client rows (the release has none on therapist rows).
+- **Faithful cleaning**: ``dialogue_cleaned`` must be a cleaning of the row's cues' text (fillers,
+  false starts and repeats removed, nothing added; measured by :mod:`rescue_bench.annotate.cleaning`);
+  otherwise it is dropped and the row keeps the cues' text.
 - **Speaker vs subtitles**: when the subtitles name one known speaker for all of a row's cues, the
   row's ``primary_speaker`` must be that speaker, and a row may not group cues of two known speakers.
 
@@ -37,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rescue_bench.annotate.cleaning import cleaning_check
 from rescue_bench.annotate.manifest import ManifestCue
 from rescue_bench.labels import GROUP_LABELS, PATTERNS, STRATEGIES, THERAPIST, UTTERANCE_TYPES
 from rescue_bench.parse import extract_json, match_label
@@ -161,11 +165,14 @@ def _int(value: Any) -> int | None:
 class _RowChecker:
     """Validates one row's fields; collects problems with field paths."""
 
-    def __init__(self, ctx: Context, position: int, row_index: int, subtitle_speaker: str | None):
+    def __init__(self, ctx: Context, position: int, row_index: int, subtitle_speaker: str | None,
+                 cues: Sequence[ManifestCue] = ()):
         self.ctx = ctx
         self.position = position
         self.row_index = row_index
         self.subtitle_speaker = subtitle_speaker
+        self.cues = tuple(cues)
+        """The row's cues (their text is what ``dialogue_cleaned`` must be a cleaning of)."""
         self.problems: list[DraftProblem] = []
 
     def problem(self, path: str, message: str, value: Any = None) -> None:
@@ -206,6 +213,17 @@ class _RowChecker:
             self.problem(path, f"expected text, got {_short(value)}", value)
             return None
         return value.strip()
+
+    def cleaned(self, value: Any) -> str | None:
+        """``dialogue_cleaned`` when it is a cleaning of the row's cues' text (empty: left to the tool)."""
+        text = self.text("dialogue_cleaned", value)
+        if not text or not self.cues:
+            return text
+        check = cleaning_check(text, " ".join(c.text for c in self.cues if c.text))
+        if not check.faithful:
+            self.problem("dialogue_cleaned", check.message(), value)
+            return None
+        return text
 
     def label(self, path: str, value: Any, labels: Sequence[str], what: str, *, allow_empty: bool = False) -> str | None:
         if allow_empty and isinstance(value, str) and not value.strip():
@@ -387,7 +405,9 @@ class _RowChecker:
         scenario = self.ctx.scenario
         if key == "target":
             return self.names(key, value, speaker=speaker) if not _empty(value) else []
-        if key in ("dialogue_cleaned", "tone_of_voice", "relation_pattern_reason"):
+        if key == "dialogue_cleaned":
+            return self.cleaned(value)
+        if key in ("tone_of_voice", "relation_pattern_reason"):
             return self.text(key, value)
         if key == "utterance_type":
             return self.label(key, value, UTTERANCE_TYPES, "an utterance type", allow_empty=True)
@@ -460,7 +480,7 @@ def check_answer(raw: Any, ctx: Context) -> AnswerCheck:
         row_cues = [by_number[n] for n in cues]
         speaker, known = subtitle_speaker(row_cues, ctx)
         row_index = ctx.first_row + len(check.rows)
-        checker = _RowChecker(ctx, position, row_index, speaker)
+        checker = _RowChecker(ctx, position, row_index, speaker, row_cues)
         if len(known) > 1:
             checker.problem("cues", f"groups cues of different speakers ({', '.join(known)}); a row has one speaker", cues)
         fields = checker.check(row)

@@ -20,6 +20,7 @@ and a ``draft_problems`` entry that says so: nothing is dropped silently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ from rescue_bench.annotate.media import MODEL_MAX_HEIGHT, atomic_path, cut, extr
 from rescue_bench.annotate.prompt import MEDIA_MODES, system_prompt, user_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES, Window, carried_rows, split_windows
 from rescue_bench.data.models import Clip
+from rescue_bench.data.validate import row_problems
 from rescue_bench.labels import THERAPIST
 
 FRAMES_PER_WINDOW = 4
@@ -195,17 +197,20 @@ class SegmentDraft:
             "end_time": float(cues[-1].end),
         }
         speaker = fields.get("primary_speaker")
+        known: list[str] = []
         if speaker is None:
-            speaker, _ = subtitle_speaker(cues, ctx)
+            speaker, known = subtitle_speaker(cues, ctx)
         if speaker is None:
-            # every release row needs a speaker (the loader rejects rows without one): take what the
-            # subtitles wrote, else the previous row's (an unprefixed cue usually continues a turn),
-            # else the therapist; and say so, for the reviewer
-            written = next((c.speaker for c in cues if c.speaker), None)
+            # every release row needs a speaker (the loader rejects rows without one), and it must be
+            # a participant, the therapist or the group label: take the first known name the
+            # subtitles give, else the previous row's (an unprefixed cue usually continues a turn),
+            # else the therapist; a name the subtitles wrote that is none of these is never taken
             previous = self.rows[-1].get("primary_speaker") if self.rows else None
-            speaker = written or previous or THERAPIST
-            source = "the subtitles' name" if written else ("the previous row's speaker" if previous else "a default")
-            problems = [*problems, DraftProblem("primary_speaker", f"no valid speaker from the model or the subtitles; "
+            speaker = (known[0] if known else None) or previous or THERAPIST
+            source = "the subtitles' name" if known else ("the previous row's speaker" if previous else "a default")
+            written = next((c.speaker for c in cues if c.speaker and c.speaker not in ctx.names), None)
+            also = f"; the subtitles' {written!r} is not a participant, {THERAPIST} or {ctx.group}" if written else ""
+            problems = [*problems, DraftProblem("primary_speaker", f"no valid speaker from the model or the subtitles{also}; "
                                                                    f"{speaker} ({source}) was assumed: check it")]
         row["primary_speaker"] = speaker
         for key in ROW_FIELDS:
@@ -214,9 +219,32 @@ class SegmentDraft:
         if not (row.get("dialogue_cleaned") or "").strip():
             row["dialogue_cleaned"] = " ".join(c.text for c in cues if c.text)
         ordered = {k: row[k] for k in ("row_index", "start_time", "end_time", *ROW_FIELDS) if k in row}
+        problems = [*problems, *self._strict(ordered)]
         if problems:
             ordered["draft_problems"] = [p.record() for p in problems]
         return ordered
+
+    def _strict(self, row: dict[str, Any]) -> list[DraftProblem]:
+        """Hold ``row`` to the data layer's strict rules (what ``rescue data validate --strict``
+        checks): a field they reject is dropped (the speaker replaced by the therapist) and named.
+        The answer checks above already keep to these rules; this is the one place they are
+        enforced for what the tool itself fills in."""
+        m = self.manifest
+        out: list[DraftProblem] = []
+        for _ in range(3):  # a dropped field can only remove findings; a few passes settle it
+            found = [p for p in row_problems(row, position=row["row_index"], participants=m.participants, scenario=m.scenario,
+                                             strict=True, sample_id=m.segment_id) if p.severity == "error"]
+            if not found:
+                break
+            for problem in found:
+                key = re.split(r"[.\[]", problem.field or "", maxsplit=1)[0]
+                if key in ("primary_speaker", "row_index", "start_time", "end_time") or key not in row:
+                    if key == "primary_speaker" and row.get(key) != THERAPIST:
+                        out.append(DraftProblem(key, f"the release's rules reject it ({problem.message}); {THERAPIST} was assumed: check it", value=row[key]))
+                        row[key] = THERAPIST
+                    continue
+                out.append(DraftProblem(key, f"the release's rules reject it ({problem.message}); dropped", value=row.pop(key)))
+        return out
 
     # -- result ------------------------------------------------------------------------------------
     def clip(self, provenance: dict[str, Any]) -> Clip:
