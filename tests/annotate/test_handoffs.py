@@ -232,3 +232,14 @@ def test_every_file_the_pipeline_writes_goes_through_the_one_atomic_helper(isola
         assert name in written, name
     assert any(w.startswith(f"{seg}/draft-media/frame-") for w in written)
     assert any(w.startswith(f"{seg}/draft-media/sound-") for w in written)
+
+
+def test_a_drafts_file_that_cannot_be_read_is_never_merged_into(isolated_env, assets):
+    broken = b'{"sample_id": "couple/s01_seg01", "rows": []}\n{"sample_id": \n'
+    (assets / "drafts.jsonl").write_bytes(broken)
+    with FakeOpenAI(DraftResponder("valid")) as server:
+        result = _draft(server, assets)
+        assert server.stats.requests == 0
+    assert result.exit_code == 2 and f"{assets / 'drafts.jsonl'}:2: cannot merge into this drafts file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (assets / "drafts.jsonl").read_bytes() == broken

@@ -352,7 +352,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     report.kept = [m.segment_id for m in every if m.segment_id not in reasons and m.segment_id in existing.lines]
     if not manifests:
         return report
-    results, errors = _draft_segments(manifests, settings, audio, display)
+    results, errors, cancelled = _draft_segments(manifests, settings, audio, display)
     new_lines: dict[str, str] = {}
     for m in manifests:
         result = results.get(m.segment_id)
@@ -375,11 +375,16 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
         with atomic_open(settings.out_path) as fh:
             for sid in sorted(merged):
                 fh.write(merged[sid])
+    if cancelled:  # after keeping what was finished
+        raise KeyboardInterrupt
     return report
 
 
-def _draft_segments(manifests: list[Manifest], settings: DraftSettings, audio: bool, display: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """Run the drafting task over ``manifests``: each drafted segment's result, and why the others failed."""
+def _draft_segments(
+    manifests: list[Manifest], settings: DraftSettings, audio: bool, display: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, str], bool]:
+    """Run the drafting task over ``manifests``: each drafted segment's result, why the others
+    failed, and whether the run was cancelled (interrupted)."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
@@ -423,13 +428,13 @@ def _draft_segments(manifests: list[Manifest], settings: DraftSettings, audio: b
         **gen_args,
     )
     errors: dict[str, str] = {}
+    cancelled = False
     for log in logs:
-        if getattr(log, "status", None) == "cancelled":
-            raise KeyboardInterrupt
+        cancelled = cancelled or getattr(log, "status", None) == "cancelled"
         for sample in log.samples or []:
             if sample.error is not None:
                 sid = str(sample.id)
                 errors[sid] = channel.errors.get(sid) or " ".join(sample.error.message.split())[:300]
     for sid, reason in channel.errors.items():
         errors.setdefault(sid, reason)
-    return channel.results, errors
+    return channel.results, errors, cancelled
