@@ -273,7 +273,8 @@ def row_problems(
 
     The row is validated with the release :class:`~rescue_bench.data.models.Row` model (strict types,
     no NaN: each failing field is an error), then with the row rules of :func:`clip_findings`.
-    ``position`` is the row's 1-based place in its clip, ``participants`` the clip's clients,
+    ``position`` is the row's 1-based place in its clip, ``participants`` the clip's clients (one
+    row cannot infer them: an empty list makes every client name unknown),
     ``scenario`` ``"couple"`` or ``"family"``, ``n_rows`` the clip's row count (evidence rows above it
     are out of range; ``None`` checks only the lower bound). A repeated ``row_index`` cannot be seen
     from one row: a repeat is always off its position, which is an error here too. Strict by default.
