@@ -25,6 +25,7 @@ from rescue_bench.annotate.manifest import MANIFEST, Manifest, ManifestCue
 from rescue_bench.annotate.media import VIDEO_SUFFIXES, MediaError, probe
 from rescue_bench.annotate.subtitles import SUBTITLE_SUFFIXES, Cue, SubtitleError, read_subtitles, resolve_name
 from rescue_bench.data.load import Problem
+from rescue_bench.errors import RescueError
 from rescue_bench.labels import GROUP_LABELS, NON_CLIENT_SPEAKERS, SCENARIOS, THERAPIST
 
 END_TOLERANCE = 0.5
@@ -35,7 +36,7 @@ this is the error "video shorter than its subtitles"."""
 METADATA_KEYS = ("scenario", "participants")
 
 
-class PrepareError(Exception):
+class PrepareError(RescueError):
     """Raised by :func:`prepare` with every problem found; nothing was written."""
 
     def __init__(self, problems: list[Problem]):

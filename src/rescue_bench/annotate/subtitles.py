@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rescue_bench.errors import RescueError
 from rescue_bench.labels import GROUP_LABELS, THERAPIST
 
 SUBTITLE_SUFFIXES: tuple[str, ...] = (".srt", ".vtt")
@@ -30,7 +31,7 @@ MAX_NAME_WORDS = 4
 MAX_NAME_CHARS = 40
 
 
-class SubtitleError(ValueError):
+class SubtitleError(RescueError, ValueError):
     """A subtitle file that cannot be used; ``line`` is its 1-based line when known."""
 
     def __init__(self, file: str, message: str, line: int | None = None, cue: int | None = None):

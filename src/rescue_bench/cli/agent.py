@@ -142,7 +142,7 @@ def eval_command(
     )
     try:
         summary = run_agent(settings, display=display)
-    except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
+    except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_agent_summary(summary, f"{model}: support agent chain (state {state}, {mode})")
     run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
