@@ -4,11 +4,11 @@
   (the same code click uses for a usage error), 130 interrupted.
 - **Errors**: one line ``error: <message>`` on stderr, never a traceback (``RESCUE_DEBUG=1`` lets
   one through, for bug reports). Every error of the package derives from
-  :class:`~rescue_bench.errors.RescueError` and :func:`guard` formats them all, in one place. Data problems are listed one per line, each naming file, line,
-  clip, row and field. :func:`command` registers a function with that guard; a test checks that
-  every command of ``rescue`` has it.
+  :class:`~rescue_bench.errors.RescueError`, and :func:`guard` formats them all, in one place. Data
+  problems are listed one per line, each naming file, line, clip, row and field. :func:`command`
+  registers a function with that guard; a test checks that every command of ``rescue`` has it.
 - **Options** that several commands take (``--data``, ``--tasks``, ``--mode``, ``--context``,
-  ``--repair-mojibake``) are declared here once, with one check each.
+  ``--repair-mojibake``, ``--display``) are declared here once, with one check each.
 """
 
 from __future__ import annotations
