@@ -82,3 +82,21 @@ def test_an_unknown_missing_module_is_not_blamed_on_an_extra(monkeypatch):
     result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
     assert result.exit_code == 2
     assert "unexpected ModuleNotFoundError" in result.output and "extra" not in result.output
+
+
+def test_a_late_missing_extra_module_gets_the_hint(monkeypatch):
+    """A command outside the review and annotate groups that reaches an extra's module (``rescue eval
+    --mode video`` imports PyAV) gets the same one-line hint from the guard."""
+    from typer.testing import CliRunner
+
+    import rescue_bench.tasks.build as build
+    from rescue_bench.cli import app
+
+    def boom(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'av.codec'", name="av.codec")
+
+    monkeypatch.setattr(build, "build_all", boom)
+    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
+    result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: this command needs the 'annotate' extra (av is not installed): pip install 'rescue-bench[annotate]'"
