@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 import pytest
 
+from tests.cli.helpers import BLOCKER
+
 grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (pip install -e '.[test]')")
 
 
@@ -114,3 +116,54 @@ def test_only_the_engine_loads_inspect_ai():
     imported = [line for line in proc.stdout.splitlines() if line.startswith("imported ")]
     assert imported and int(imported[0].split()[1]) > 50, proc.stdout
     assert "inspect_ai modules loaded: 0 []" in proc.stdout, proc.stdout
+
+
+CORE_COMMANDS = BLOCKER + """
+import os
+from rescue_bench.cli import app
+out = sys.argv[2]
+commands = [
+    ["eval", "--limit", "2", "--out", f"{out}/run", "--display", "none", "--no-bertscore"],
+    ["report", f"{out}/run", "-o", f"{out}/report", "--resamples", "50"],
+    ["data", "validate"],
+    ["data", "stats", "--json"],
+    ["tasks", "build", "--out", f"{out}/tasks"],
+    ["tasks", "export", "--format", "chat", "--out", f"{out}/export"],
+    ["agent", "eval", "--limit", "2", "--out", f"{out}/agent", "--display", "none", "--no-bertscore"],
+]
+for args in commands:
+    try:
+        app(args, standalone_mode=False)
+    except SystemExit as exc:
+        assert not exc.code, (args, exc.code)
+    print("ok", " ".join(args[:2]), flush=True)
+loaded = sorted({m.split(".")[0] for m in sys.modules} & BLOCKED)
+print("extras loaded:", loaded)
+"""
+
+
+def _core_blocked() -> list[str]:
+    """Every import of the review and annotate extras that a core install does not bring anyway
+    (fastapi and uvicorn come with inspect-ai)."""
+    import importlib.metadata as md
+
+    from rescue_bench.extras import EXTRA_OF_MODULE
+
+    core = {"fastapi", "uvicorn"} if md.distribution("inspect-ai").requires else set()
+    return sorted(m for m in EXTRA_OF_MODULE if m not in core)
+
+
+@pytest.mark.slow
+def test_core_commands_run_without_the_extras(tmp_path):
+    """`rescue eval`, `report`, `data`, `tasks` and `agent eval` on the demo, in a fresh interpreter
+    where every module of the review and annotate extras is uninstallable: each command succeeds and
+    none of those modules is loaded (a core install runs them)."""
+    blocked = _core_blocked()
+    assert {"av", "sqlalchemy", "srt", "jinja2"} <= set(blocked)
+    proc = subprocess.run(
+        [sys.executable, "-c", CORE_COMMANDS, ",".join(blocked), str(tmp_path)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("ok ") == 7, proc.stdout
+    assert "extras loaded: []" in proc.stdout, proc.stdout

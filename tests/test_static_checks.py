@@ -57,3 +57,16 @@ def test_tests_import_helpers_not_conftests_or_test_modules():
                 if node.level or last == "conftest" or last.startswith("test_"):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {'.' * node.level}{node.module or ''}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_baseline_test_is_spelled_once():
+    """Whether a model is an offline baseline is :func:`rescue_bench.labels.is_baseline`; a copy of
+    its prefix test elsewhere drifts when the prefix does."""
+    import re
+
+    copies = []
+    for path in sorted((ROOT / "src" / "rescue_bench").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"""startswith\(\s*(["']baseline/["']|BASELINE_PREFIX)""", line) and path.name != "labels.py":
+                copies.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not copies, "use rescue_bench.labels.is_baseline:\n" + "\n".join(copies)

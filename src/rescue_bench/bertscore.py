@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from rescue_bench.errors import RescueError
 
-class BertScoreUnavailable(RuntimeError):
+
+class BertScoreUnavailable(RescueError, RuntimeError):
     """bert-score (or torch, or the default backbone) is not installed."""
 
 

@@ -46,6 +46,26 @@ class RatingFileError(RescueError):
         super().__init__(self.path + (f":{line}" if line is not None else "") + f": {message}")
 
 
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+"""Every character ``str.splitlines()`` breaks a line at: a cell holding one is quoted when written
+(csv itself quotes CR and LF; :func:`write_sample` quotes the row for the others)."""
+_UNQUOTED_BREAKS = LINE_BREAKS - {"\n", "\r"}
+
+
+def _open_csv(path: Path) -> tuple[csv.DictReader[str], list[str]]:
+    """The one CSV reader of both files: ``(rows, stripped header)``. The bytes are decoded as they
+    are (UTF-8, a BOM allowed) and split into records by the csv module alone, so a quoted cell
+    keeps every line break in it (CR LF, a lone CR, U+2028 ...) exactly as written."""
+    if not path.is_file():
+        raise RatingFileError(path, "no such file")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RatingFileError(path, f"not UTF-8 text ({exc.reason})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    return reader, [h.strip() for h in (reader.fieldnames or [])]
+
+
 def _score(text: str) -> int | None:
     text = text.strip()
     if not text:
@@ -60,14 +80,7 @@ def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "rater", "line"}``
     (``rater`` is ``""`` without a rater column)."""
     path = Path(path)
-    if not path.is_file():
-        raise RatingFileError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RatingFileError(path, f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    reader, header = _open_csv(path)
     missing = [c for c in HUMAN_COLUMNS if c not in header]
     if missing:
         raise RatingFileError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
@@ -117,14 +130,7 @@ def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
     that is not a number) name the file and line.
     """
     path = Path(path)
-    if not path.is_file():
-        raise RatingFileError(path, "no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RatingFileError(path, f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted cells may hold line breaks
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    reader, header = _open_csv(path)
     missing = [c for c in SAMPLE_REQUIRED if c not in header]
     if missing:
         raise RatingFileError(path, f"missing column(s) {', '.join(missing)} (a sample from `rescue agreement sample` has {', '.join(SAMPLE_COLUMNS)})", 1)
@@ -169,10 +175,21 @@ def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
 
 
 def write_sample(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
+    """Write the sample raters fill in (:data:`SAMPLE_COLUMNS`), whole or not at all.
+
+    csv quotes a cell with a comma, a quote, CR or LF; a row with any other line break in a cell
+    (U+2028 in a model's answer, a form feed ...) is written with every cell quoted, so a tool that
+    splits lines on them (``str.splitlines()``, some spreadsheets) still sees whole records.
+    """
+    from rescue_bench.fileio import atomic_open
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
+    with atomic_open(path) as fh:  # newline="": csv writes its own CR LF
         writer = csv.DictWriter(fh, fieldnames=list(SAMPLE_COLUMNS))
+        quoted = csv.DictWriter(fh, fieldnames=list(SAMPLE_COLUMNS), quoting=csv.QUOTE_ALL)
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            awkward = any(isinstance(v, str) and not _UNQUOTED_BREAKS.isdisjoint(v) for v in row.values())
+            (quoted if awkward else writer).writerow(row)
     return path

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rescue_bench.errors import RescueError
 from rescue_bench.fileio import dumps, loads
 from rescue_bench.labels import Scenario
 
@@ -108,7 +109,7 @@ def row_keyframe(assets: str | Path, segment_id: str, row_index: int) -> Path:
     return Path(assets) / row_keyframe_name(segment_id, row_index)
 
 
-class AssetsError(ValueError):
+class AssetsError(RescueError, ValueError):
     """An assets folder or manifest that cannot be read; the message names the file."""
 
 

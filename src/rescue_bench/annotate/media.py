@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rescue_bench import fileio
+from rescue_bench.errors import RescueError
 
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".mov")
 
@@ -32,7 +33,7 @@ MODEL_MAX_HEIGHT = 360
 """Media made for a model (window videos, keyframes for ``--media frames``): small, to save tokens."""
 
 
-class MediaError(ValueError):
+class MediaError(RescueError, ValueError):
     """A media file that cannot be read or written; the message names the file."""
 
 

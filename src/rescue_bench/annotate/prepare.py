@@ -38,6 +38,7 @@ from rescue_bench.annotate.subtitles import (
     resolve_name,
 )
 from rescue_bench.data.load import Problem
+from rescue_bench.errors import RescueError
 from rescue_bench.fileio import atomic_write, loads
 from rescue_bench.labels import GROUP_LABELS, NON_CLIENT_SPEAKERS, SCENARIOS, THERAPIST
 
@@ -49,7 +50,7 @@ this is the error "video shorter than its subtitles"."""
 METADATA_KEYS = ("scenario", "participants")
 
 
-class PrepareError(Exception):
+class PrepareError(RescueError):
     """Raised by :func:`prepare` with every problem found; nothing was written."""
 
     def __init__(self, problems: list[Problem]):

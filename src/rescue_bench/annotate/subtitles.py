@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rescue_bench.errors import RescueError
 from rescue_bench.labels import GROUP_LABELS, THERAPIST
 
 SUBTITLE_SUFFIXES: tuple[str, ...] = (".srt", ".vtt")
@@ -83,7 +84,7 @@ _BRACKET = re.compile(r"^\[(?P<name>[^\[\]]+)\]\s*:?\s*(?P<rest>.*)$", re.S)
 _NAME_CHARS = frozenset("'\u2019-")
 
 
-class SubtitleError(ValueError):
+class SubtitleError(RescueError, ValueError):
     """A subtitle file that cannot be used; ``line`` is its 1-based line when known."""
 
     def __init__(self, file: str, message: str, line: int | None = None, cue: int | None = None):

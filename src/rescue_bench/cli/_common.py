@@ -3,17 +3,17 @@
 - **Exit codes**: 0 success, 1 a check that ran and failed (``tasks build --strict``), 2 bad input
   (the same code click uses for a usage error), 130 interrupted.
 - **Errors**: one line ``error: <message>`` on stderr, never a traceback (``RESCUE_DEBUG=1`` lets
-  one through, for bug reports). Data problems are listed one per line, each naming file, line,
-  clip, row and field. :func:`command` registers a function with that guard; a test checks that
-  every command of ``rescue`` has it.
+  one through, for bug reports). Every error of the package derives from
+  :class:`~rescue_bench.errors.RescueError`, and :func:`guard` formats them all, in one place. Data
+  problems are listed one per line, each naming file, line, clip, row and field. :func:`command`
+  registers a function with that guard; a test checks that every command of ``rescue`` has it.
 - **Options** that several commands take (``--data``, ``--tasks``, ``--mode``, ``--context``,
-  ``--repair-mojibake``) are declared here once, with one check each.
+  ``--repair-mojibake``, ``--display``) are declared here once, with one check each.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
@@ -62,31 +62,44 @@ TYPER_HANDLED: tuple[type[Exception], ...] = (typer.Exit, typer.Abort, _CLICK_ER
 
 
 def guard(func: F) -> F:
-    """The error guard of every command: bad input is one line and exit 2, Ctrl-C exit 130, and an
-    unexpected exception one line and exit 2 instead of a traceback."""
+    """The error guard of every command, the one place that formats the package's errors.
+
+    - every :class:`~rescue_bench.errors.RescueError` (the root of all of them): its one line, or one
+      line per problem when it carries ``problems`` (a list of data problems); exit 2;
+    - a module of an optional extra that is not installed: one line naming the extra; exit 2;
+    - Ctrl-C (or :class:`~rescue_bench.errors.RunInterrupted`): one line, exit 130;
+    - anything else is a bug: one line ``unexpected <type>: ...`` pointing at ``RESCUE_DEBUG=1``.
+
+    With ``RESCUE_DEBUG=1`` every error but an interrupt propagates, with its traceback (and its
+    notes: a failed worker's own traceback).
+    """
     if getattr(func, "__rescue_guarded__", False):
         return func
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from rescue_bench.data.load import DataError
-        from rescue_bench.errors import RescueError, RunInterrupted
+        from rescue_bench.errors import RescueError, RunInterrupted, debug_enabled
+        from rescue_bench.extras import missing_extra
 
         try:
             return func(*args, **kwargs)
         except TYPER_HANDLED:
             raise
-        except DataError as exc:
-            raise data_error_exit(exc.problems) from None
-        except RescueError as exc:
-            raise fail(str(exc)) from None
-        except RunInterrupted as exc:
+        except (RunInterrupted, KeyboardInterrupt) as exc:
             raise fail(str(exc) or "interrupted", EXIT_INTERRUPTED) from None
-        except KeyboardInterrupt:
-            raise fail("interrupted", EXIT_INTERRUPTED) from None
-        except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
-            if os.environ.get("RESCUE_DEBUG"):
+        except RescueError as exc:
+            if debug_enabled():
                 raise
+            problems = getattr(exc, "problems", None)
+            if problems:
+                raise data_error_exit(problems) from None
+            raise fail(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
+            hint = missing_extra(exc) if isinstance(exc, ModuleNotFoundError) else None
+            if debug_enabled():
+                raise
+            if hint is not None:
+                raise fail(str(hint)) from None
             raise fail(f"unexpected {type(exc).__name__}: {exc} (set RESCUE_DEBUG=1 for details)") from None
 
     wrapper.__rescue_guarded__ = True  # type: ignore[attr-defined]
@@ -112,7 +125,16 @@ DataOption = Annotated[
     Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
     typer.Option("--data", "-d", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
 ]
-TasksOption = Annotated[str, typer.Option("--tasks", "-t", help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")]
+def _nonempty_tasks(value: str) -> str:
+    """``--tasks``: an empty list (``''``, ``','``) is refused, not read as all six (say ``all``)."""
+    if value is not None and not any(part.strip() for part in value.split(",")):
+        raise typer.BadParameter("no task named; give some of itp,rpp,stp,ssp,er,vp, or 'all'")
+    return value
+
+
+TasksOption = Annotated[
+    str, typer.Option("--tasks", "-t", callback=_nonempty_tasks, help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")
+]
 ModeOption = Annotated[str, typer.Option("--mode", help="Cues shown: dialogue, audio, visual or audiovisual.")]
 ContextOption = Annotated[
     Optional[int],  # noqa: UP007
@@ -142,7 +164,19 @@ BertscoreModelOption = Annotated[
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR).")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random/prior baselines.")]
-DisplayOption = Annotated[str, typer.Option("--display", help="Progress display: full, rich, plain, log or none.")]
+DISPLAYS = ("full", "rich", "plain", "log", "none")
+"""The progress displays a run takes (``--display``): inspect_ai's, and the worker pool's bar."""
+
+
+def _known_display(value: str) -> str:
+    if value not in DISPLAYS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(DISPLAYS)}")
+    return value
+
+
+DisplayOption = Annotated[
+    str, typer.Option("--display", callback=_known_display, help="Progress display: full, rich, plain, log or none.")
+]
 LogSamplesOption = Annotated[
     bool,
     typer.Option("--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),

@@ -35,6 +35,7 @@ from rescue_bench.cli._common import (
     fail,
 )
 from rescue_bench.cli.eval import default_out
+from rescue_bench.labels import is_baseline
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -142,12 +143,12 @@ def eval_command(
     )
     try:
         summary = run_agent(settings, display=display)
-    except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
+    except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_agent_summary(summary, f"{model}: support agent chain (state {state}, {mode})")
     run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
     calls = run["calls"]
-    what = "steps answered offline (no model calls)" if model.startswith("baseline/") else "calls"
+    what = "steps answered offline (no model calls)" if is_baseline(model) else "calls"
     console.print(
         f"{what}: {calls['chain_total']} chain steps ({', '.join(f'{k} {v}' for k, v in calls['chain_steps'].items())}), "
         f"{calls['chain_judge']} judge; single-task ablation {calls['single_task']} + {calls['single_task_judge']} judge",

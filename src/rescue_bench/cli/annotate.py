@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from rescue_bench.cli._common import command, data_error_exit, fail
+from rescue_bench.cli._common import DisplayOption, command, data_error_exit, fail
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -92,7 +92,7 @@ def draft_command(
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR)."),
     log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="inspect_ai logs (default: ASSETS/.draft-logs)."),
-    display: str = typer.Option("full", "--display", help="Progress display: full, rich, plain, log or none."),
+    display: DisplayOption = "full",
 ) -> None:
     """Draft each segment that needs it (no draft yet, or one older than its manifest) as a
     release-format clip, merged into the drafts file: the other segments' clips stay as they are."""

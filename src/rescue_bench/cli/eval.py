@@ -151,7 +151,7 @@ def eval_command(
     )
     try:
         summary = run_eval(settings, display=display)
-    except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
+    except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
     judged = [t for t in JUDGED_TASKS if t in summary]

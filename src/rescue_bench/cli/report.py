@@ -64,13 +64,20 @@ def report_command(
 # ------------------------------------------------------------------------------------------------
 
 
+def _looks_like_a_file(word: str) -> bool:
+    path = Path(word)
+    return path.exists() or bool(path.suffix) or len(path.parts) > 1
+
+
 class _DefaultScore(TyperGroup):
-    """``rescue agreement HUMAN.csv RUN_DIR`` runs the ``score`` subcommand."""
+    """``rescue agreement HUMAN.csv RUN_DIR`` runs the ``score`` subcommand when the first word looks
+    like a file (it exists, or has a suffix or a folder in it); any other word is a mistyped
+    subcommand, refused by click (``rescue agreement smaple``)."""
 
     # ctx is the Context of the click typer runs on: the click package's before typer 0.2x, typer's
     # own copy (typer._click) after; no public name covers both, hence Any
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and not args[0].startswith("-") and _looks_like_a_file(args[0]):
             args = ["score", *args]
         return super().parse_args(ctx, args)
 

@@ -287,7 +287,7 @@ def settings(
 
 @command(app)
 def export(
-    out: Path = typer.Option(..., "--out", help="Output JSONL ('-' for standard output)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL ('-' for standard output)."),
     db: Optional[str] = _db_option(),
     include_discarded: bool = typer.Option(False, "--include-discarded", help="Also write discarded segments."),
     annotator: Optional[str] = typer.Option(None, "--annotator", help="Write one annotator's version (the segments they have a copy of) instead."),
@@ -444,7 +444,7 @@ def raters(
 
 @command(app, "export-ratings")
 def export_ratings(
-    out: Path = typer.Option(..., "--out", help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score."),
     db: Optional[str] = _db_option(),
     questionnaire: Optional[str] = typer.Option(None, "--set", help="The questionnaire (name or id); needed when there are several."),
 ) -> None:

@@ -95,7 +95,7 @@ def count_table(rows: list[CountRow], *, full_release: bool, n_clips: int) -> Ta
 
 @command(app, "build")
 def build(
-    out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl files into (created if needed)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write <task>.jsonl files into (created if needed)."),
     data: DataOption = None,
     tasks: TasksOption = "all",
     mode: ModeOption = "dialogue",
@@ -153,7 +153,7 @@ def build(
 
 @command(app, "export")
 def export(
-    out: Path = typer.Option(..., "--out", help="Folder to write <task>.jsonl chat examples into (created if needed)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write <task>.jsonl chat examples into (created if needed)."),
     export_format: str = typer.Option("chat", "--format", help="Export format; only 'chat' for now."),
     data: DataOption = None,
     tasks: TasksOption = "all",

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from rescue_bench.data.models import Clip, Row, infer_participants
+from rescue_bench.errors import RescueError
 from rescue_bench.fileio import dumps, loads
 from rescue_bench.labels import GROUP_LABELS
 
@@ -49,7 +50,7 @@ class Problem:
         return f"{self.severity}: " + ", ".join(parts) + f": {self.message}"
 
 
-class DataError(Exception):
+class DataError(RescueError):
     """Raised by :func:`load_clips` when the input has hard problems; ``problems`` lists them all."""
 
     def __init__(self, problems: list[Problem]):

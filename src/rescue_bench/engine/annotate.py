@@ -231,10 +231,11 @@ def _version() -> str:
 def check_model(settings: DraftSettings) -> bool:
     """Raise :class:`DraftInputError` when the model cannot take the media; whether to send audio."""
     from rescue_bench.engine.media import accepts, media_problem
+    from rescue_bench.labels import is_baseline
 
     if settings.media not in MEDIA_MODES:
         raise DraftInputError(f"--media must be one of {', '.join(MEDIA_MODES)} (got {settings.media!r})")
-    if settings.model.startswith("baseline/"):
+    if is_baseline(settings.model):
         raise DraftInputError(f"{settings.model} is an offline baseline; drafting needs a language model")
     kind = {"video": "video", "frames": "image"}.get(settings.media)
     if kind is not None:

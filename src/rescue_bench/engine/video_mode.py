@@ -22,7 +22,7 @@ from typing import Any
 
 from rescue_bench.annotate.manifest import row_clip
 from rescue_bench.errors import RescueError
-from rescue_bench.labels import VIDEO_MODE
+from rescue_bench.labels import VIDEO_MODE, is_baseline
 from rescue_bench.tasks.instance import Instance
 
 MAX_CLIP_BYTES = 20 * 1024 * 1024
@@ -134,7 +134,7 @@ def plan_video(settings: Any) -> VideoPlan | None:
     assets = Path(settings.assets)
     if not assets.is_dir():
         raise VideoModeError(f"{assets}: no such assets folder")
-    if not settings.model.startswith("baseline/"):  # baselines read no input: they run on the same instances
+    if not is_baseline(settings.model):  # baselines read no input: they run on the same instances
         problem = media_problem(settings.model, "video")
         if problem:
             raise VideoModeError(problem)

@@ -64,7 +64,7 @@ from rescue_bench.engine.settings import (
     scale_workers,
     share_connections,
 )
-from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, RescueError, print_traceback_if_debug
 from rescue_bench.labels import TASKS
 
 TOTAL, DONE = "@rescue total ", "@rescue done"
@@ -139,6 +139,13 @@ class _Worker:
                 self.proc.send_signal(signal.SIGINT)
             except ProcessLookupError:  # pragma: no cover - ended in between
                 pass
+
+    def stderr_text(self) -> str:
+        """The worker's whole stderr (its traceback under RESCUE_DEBUG=1), for the error's notes."""
+        try:
+            return f"worker {self.index} stderr ({self.err_path}):\n" + self.err_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def error_line(self) -> str:
         """The worker's last non-empty stderr line (its one-line error)."""
@@ -321,10 +328,11 @@ def run_workers(settings: EvalSettings, plan: WorkerPlan, *, display: str = "ful
         raise RunInterrupted()
     for w in failed + workers:
         if w.proc.returncode == EXIT_BAD_INPUT:  # a one-line error, as a one-process run would print it
-            raise WorkerFailed(f"{w.error_line().removeprefix('error: ')} (worker {w.index} of {plan.cap})")
+            raise WorkerFailed(f"{w.error_line().removeprefix('error: ')} (worker {w.index} of {plan.cap})", details=w.stderr_text())
         if w.proc.returncode != 0 or not w.result.exists():
             raise WorkerFailed(
-                f"worker {w.index} of {plan.cap} failed (exit {w.proc.returncode}): {w.error_line()} (its stderr: {w.err_path})"
+                f"worker {w.index} of {plan.cap} failed (exit {w.proc.returncode}): {w.error_line()} (its stderr: {w.err_path})",
+                details=w.stderr_text(),
             )
     parts = [json.loads(w.result.read_text(encoding="utf-8")) for w in workers]
     shutil.rmtree(folder, ignore_errors=True)
@@ -402,9 +410,11 @@ def worker_main(argv: list[str] | None = None) -> int:
     except (RunInterrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED
     except DataError as exc:
+        print_traceback_if_debug()
         print(f"error: {exc.problems[0] if exc.problems else exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (ValueError, KeyError, ImportError, OSError) as exc:
+    except (RescueError, ValueError, OSError) as exc:  # a project error, an unknown model API, a bad path
+        print_traceback_if_debug()
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"error: {type(exc).__name__}: {first}", file=sys.stderr)
         return EXIT_BAD_INPUT

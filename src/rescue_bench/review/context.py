@@ -9,6 +9,7 @@ from __future__ import annotations
 from fastapi import Request, Response
 from sqlalchemy.orm import Session
 
+from rescue_bench.errors import RescueError
 from rescue_bench.review.assets import Assets
 from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.db import Database
@@ -16,7 +17,7 @@ from rescue_bench.review.models import User
 from rescue_bench.review.security import SESSION_COOKIE, SessionData, SessionSigner, read_secret
 
 
-class AuthError(Exception):
+class AuthError(RescueError):
     """No valid session: 401 for the API, a redirect to the login page for pages."""
 
 

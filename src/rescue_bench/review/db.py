@@ -27,6 +27,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from rescue_bench.errors import RescueError
+
 DEFAULT_DB_FILE = "rescue_review.db"
 """The SQLite file ``--db`` defaults to, in the working directory."""
 
@@ -34,7 +36,7 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite writer waits for another one before giving up (30 s: saves queue, never fail)."""
 
 
-class DatabaseError(Exception):
+class DatabaseError(RescueError):
     """A database URL that cannot be used, or a schema that is not at the expected version."""
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.data.models import Row
+from rescue_bench.errors import RescueError
 from rescue_bench.review.access import copy_id_for, get_row
 from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.models import AuditEntry, Comment, RowValue, Segment, SegmentRow, User, dumps, utcnow
@@ -162,7 +163,7 @@ class SavePlan:
     result: RowState
 
 
-class StaleWrite(Exception):
+class StaleWrite(RescueError):
     """The row's version moved (or the segment was discarded) between planning and applying a save."""
 
 

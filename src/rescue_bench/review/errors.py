@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rescue_bench.errors import RescueError
 
-class ReviewError(Exception):
+
+class ReviewError(RescueError):
     """Base of every service error; ``status`` is the HTTP status the API answers with."""
 
     status = 400
