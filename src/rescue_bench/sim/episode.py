@@ -328,6 +328,10 @@ class Episode:
             "steps": self.steps,
         }
         base["metrics"] = episode_metrics(base, gamma=self.options.gamma, lam=self.options.lam)
+        errors = [
+            f"step {st['t']} {name}: {v['error']}" for st in self.steps for name, v in st["chain"].items() if not v["valid"]
+        ] + [f"step {st['t']} simulator: {st['simulator']['error']}" for st in self.steps if not st["simulator"].get("valid", True)]
+        base.update(gold=None, valid=not errors, error=errors[0] if errors else None)  # the fields every result record has
         return base
 
 
