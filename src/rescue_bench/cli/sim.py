@@ -30,7 +30,6 @@ from rescue_bench.cli._common import (
     TimeoutOption,
     check_context,
     check_mode,
-    check_model,
     command,
     fail,
 )
@@ -49,17 +48,16 @@ SimulatorOption = typer.Option("scripted", "--simulator", help="Who plays the cl
 
 def check_agent(model: str) -> str:
     """``--model``: a reference agent (baseline/silent, group, attend, oracle), a baseline chain, or a model."""
+    from rescue_bench.baselines import BASELINES
+    from rescue_bench.labels import BASELINE_PREFIX, is_baseline
     from rescue_bench.sim import REFERENCE_AGENTS
 
-    if model.startswith("baseline/") and model.split("/", 1)[1] in REFERENCE_AGENTS:
-        return model
-    try:
-        return check_model(model)
-    except typer.Exit:
+    if is_baseline(model) and model.removeprefix(BASELINE_PREFIX) not in (*REFERENCE_AGENTS, *BASELINES):
         raise fail(
-            f"unknown agent {model!r}; expected baseline/<{'|'.join(REFERENCE_AGENTS)}>, a baseline chain "
-            "(baseline/majority, random, prior, supervised) or an inspect_ai model"
-        ) from None
+            f"unknown agent {model!r}; expected baseline/<{'|'.join(REFERENCE_AGENTS)}> (reference agents), "
+            f"baseline/<{'|'.join(BASELINES)}> (the baseline chain) or an inspect_ai model"
+        )
+    return model
 
 
 def check_simulator(simulator: str) -> str:

@@ -193,6 +193,8 @@ class Episode:
         )
 
     def _advance(self) -> None:
+        if self._pending is not None:  # a re-ask of the simulator is waiting
+            return
         while len(self.steps) < self.options.horizon:
             if self._chain is None:
                 self._point = self.live_point()
