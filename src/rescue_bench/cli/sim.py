@@ -160,3 +160,69 @@ def eval_command(
         markup=False,
     )
     console.print(f"Results in {settings.out} (rescue report {settings.out})", highlight=False, markup=False)
+
+
+@command(app, "fidelity")
+def fidelity_command(
+    simulator: str = SimulatorOption,
+    data: DataOption = None,
+    mode: ModeOption = "dialogue",
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Compare only the first N decision points."),
+    max_connections: MaxConnectionsOption = None,
+    max_retries: MaxRetriesOption = None,
+    timeout: TimeoutOption = None,
+    temperature: TemperatureOption = 0.0,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/fidelity-<simulator>)."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="BERTScore F1 of each simulated turn against the real one."),
+    bertscore_model: Optional[str] = typer.Option(None, "--bertscore-model", help="BERTScore backbone (default: the bundled one)."),
+    repair_mojibake: RepairOption = False,
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 0,
+    display: DisplayOption = "full",
+    log_samples: LogSamplesOption = True,
+) -> None:
+    """A simulator's first step against what really happened next, at every decision point."""
+    from rescue_bench.sim import SimOptions
+    from rescue_bench.sim.fidelity import FIDELITY_METRICS
+
+    check_simulator(simulator)
+    cue_mode = check_mode(mode)
+    from rescue_bench.engine.sim import SimSettings, run_fidelity
+
+    settings = SimSettings(
+        model="baseline/real_therapist",
+        simulator=simulator,
+        data=[str(p) for p in data] if data else None,
+        options=SimOptions(horizon=1, state="none", mode=cue_mode),
+        limit=limit,
+        max_connections=max_connections,
+        max_retries=max_retries,
+        timeout=timeout,
+        temperature=temperature,
+        repair_mojibake=repair_mojibake,
+        bertscore=bertscore,
+        bertscore_model=bertscore_model,
+        cache=not no_cache,
+        seed=seed,
+        log_samples=log_samples,
+        out=str(out) if out else default_out(f"fidelity-{simulator}"),
+    )
+    try:
+        summary = run_fidelity(settings, display=display)
+    except (ValueError, KeyError, ImportError, OSError) as exc:
+        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    per = summary["fidelity"]
+    console.print(f"[bold]{escape(simulator)}: first step against the real next turn[/bold]")
+    table = Table(show_edge=False)
+    table.add_column("metric [95% CI over clips]")
+    for s in ("couple", "family", "both"):
+        table.add_column(f"{s} ({per[s]['points']} pts)", justify="right")
+    for key, kind, label in FIDELITY_METRICS:
+        cells = []
+        for s in ("couple", "family", "both"):
+            v = per[s][key]
+            k = "pct" if kind == "pct" else "num"
+            cells.append(f"{_fmt(v['value'], k)} [{_fmt(v['ci_low'], k)}, {_fmt(v['ci_high'], k)}]" if v["value"] is not None else "-")
+        table.add_row(label + (" (%)" if kind == "pct" else ""), *cells)
+    console.print(table)
+    console.print(f"Results in {settings.out} (rescue report {settings.out})", highlight=False, markup=False)

@@ -203,3 +203,74 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
     }
     atomic_write_json(out / "run.json", info)
     return summary
+
+
+# --------------------------------------------------------------------------------------------------
+# rescue sim fidelity
+# --------------------------------------------------------------------------------------------------
+
+
+def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
+    """A simulator's first step against the real next turn at every decision point
+    (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``."""
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.sim.fidelity import FIDELITY_TASK, REAL_THERAPIST, fidelity_cases, fidelity_episode, fidelity_record, summarize_fidelity
+
+    with fewer_gc_passes():
+        use_cache_dir()
+        clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
+        cases = fidelity_cases(clips, settings.options, settings.limit)
+        episodes = [fidelity_episode(start, answers, settings.simulator, settings.options) for start, answers, _ in cases]
+        logs: list[Any] = []
+        if settings.simulator == SIMULATOR:
+            done = [e.record() for e in episodes]
+        else:
+            channel = RunChannel(max_calls=settings.max_connections)
+            main = settings.model_copy(update={"model": settings.simulator})
+            try:
+                logs = run_inspect([sim_task(episodes, main.model_copy(update={"model": REAL_THERAPIST}), channel)], main, display=display) if episodes else []
+            except KeyboardInterrupt as exc:
+                raise RunInterrupted() from exc
+            done = [channel.records.get(e.start.id) or _unfinished(e, "the sample failed") for e in episodes]
+        records = [fidelity_record(start, real, ep) for (start, _, real), ep in zip(cases, done)]
+        backbone = _fidelity_bertscore(records, settings) if settings.bertscore else None
+        out = Path(settings.out)
+        (out / "results").mkdir(parents=True, exist_ok=True)
+        atomic_write_jsonl(out / "results" / f"{FIDELITY_TASK}.jsonl", records)
+        summary = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
+        atomic_write_json(out / "summary.json", summary)
+        atomic_write_json(
+            out / "run.json",
+            {
+                "kind": "sim_fidelity",
+                "settings": settings.model_dump(),
+                "model": settings.simulator,
+                "simulator": settings.simulator,
+                "clips": len(clips),
+                "points": len(records),
+                "bertscore_backbone": backbone,
+                "calls": {"simulator_total": sum(len(r["steps"][0]["simulator"].get("raw") or []) for r in done)},
+                "usage": log_usage(logs),
+                "versions": versions(),
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "status": [getattr(log, "status", None) for log in logs],
+            },
+        )
+        return summary
+
+
+def _fidelity_bertscore(records: list[dict[str, Any]], settings: SimSettings) -> str | None:
+    """BERTScore F1 of each simulated turn against the real one, in one batch (None when unavailable)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+
+    todo = [r for r in records if r["prediction"]["text"] and r["gold"]["text"]]
+    if not todo:
+        return None
+    try:
+        backbone = settings.bertscore_model or default_backbone()
+        values = bertscore_f1([r["prediction"]["text"] for r in todo], [r["gold"]["text"] for r in todo], backbone=backbone)
+    except BertScoreUnavailable:
+        return None
+    for r, v in zip(todo, values):
+        r["bertscore"] = v
+    return backbone
