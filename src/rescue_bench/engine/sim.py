@@ -27,7 +27,15 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
 from inspect_ai.solver import Generate, TaskState, solver
 from pydantic import Field
 
@@ -41,7 +49,17 @@ from rescue_bench.engine.settings import RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.gcpolicy import fewer_gc_passes
-from rescue_bench.sim import SIM_TASK, SIMULATOR, Episode, EpisodeStart, SimOptions, StrategyPrior, agent_kind, episode_starts, summarize
+from rescue_bench.sim import (
+    SIM_TASK,
+    SIMULATOR,
+    Episode,
+    EpisodeStart,
+    SimOptions,
+    StrategyPrior,
+    agent_kind,
+    episode_starts,
+    summarize,
+)
 
 SIMULATOR_SAMPLE_INPUT = "closed-loop episode"
 
@@ -214,7 +232,14 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
     """A simulator's first step against the real next turn at every decision point
     (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``."""
     from rescue_bench.data.load import load_clips
-    from rescue_bench.sim.fidelity import FIDELITY_TASK, REAL_THERAPIST, fidelity_cases, fidelity_episode, fidelity_record, summarize_fidelity
+    from rescue_bench.sim.fidelity import (
+        FIDELITY_TASK,
+        REAL_THERAPIST,
+        fidelity_cases,
+        fidelity_episode,
+        fidelity_record,
+        summarize_fidelity,
+    )
 
     with fewer_gc_passes():
         use_cache_dir()

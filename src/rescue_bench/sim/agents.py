@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import strategies

@@ -33,8 +33,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.agent.chain import Chain
-from rescue_bench.agent.points import DecisionPoint, PointGold, build_points
 from rescue_bench.agent.options import AgentOptions
+from rescue_bench.agent.points import DecisionPoint, PointGold, build_points
 from rescue_bench.agent.prompts import message
 from rescue_bench.agent.record import recipients_of
 from rescue_bench.data.models import Clip
@@ -228,8 +228,8 @@ class Episode:
                 sample_id=self.start.sample_id, transcript=self._point.context, hidden=self.state, prior=self.prior,
             )
             return raw, None
-        raw = self.replay.get(step)
-        return raw, None if raw is not None else "the baseline has no answer for this step"
+        replayed = self.replay.get(step)
+        return replayed, None if replayed is not None else "the baseline has no answer for this step"
 
     def _act(self) -> dict[str, Any]:
         """The agent's action from its chain, and its turn joins the transcript."""

@@ -22,7 +22,8 @@ so it agrees with them by construction; what a simulator adds is the transition,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rescue_bench.data.models import Clip
@@ -141,6 +142,14 @@ def _value(record: dict[str, Any], key: str) -> float | None:
     return None if value is None else float(value)
 
 
+def _reader(key: str) -> Callable[[dict[str, Any]], float]:
+    def read(record: dict[str, Any]) -> float:
+        value = _value(record, key)
+        return math.nan if value is None else value
+
+    return read
+
+
 def summarize_fidelity(records: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips"}}``."""
     out: dict[str, Any] = {}
@@ -152,7 +161,7 @@ def summarize_fidelity(records: Sequence[dict[str, Any]], *, n_resamples: int = 
             if not have:
                 entry[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
                 continue
-            stat = mean_statistic(lambda r, key=key: _value(r, key), key)
+            stat = mean_statistic(_reader(key), key)
             low, high = bootstrap_ci(have, stat, "sample_id", n_resamples=n_resamples, seed=seed)
             entry[key] = {"value": float(stat(have)), "ci_low": float(low), "ci_high": float(high), "n": len(have)}
         out[scenario] = entry

@@ -146,7 +146,7 @@ def transition(state: HiddenState, action: Action, clients: Sequence[str], scena
         drop = (2 if fit else 1) if alone else (1 if fit else 0)
         intensity = max(0, s.intensity - drop)
         vale = "neutral" if s.valence == "negative" and intensity <= 2 and drop > 0 else s.valence
-        emotions[c] = ClientState(emotion=s.emotion if vale == s.valence else "calmer", valence=vale, intensity=intensity)  # type: ignore[arg-type]
+        emotions[c] = ClientState(emotion=s.emotion if vale == s.valence else "calmer", valence=vale, intensity=intensity)
     escalated = top is not None and top not in action.recipients
     if escalated:
         assert top is not None
