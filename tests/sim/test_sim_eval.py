@@ -58,6 +58,7 @@ def test_outputs_and_run_json(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary == json.loads(json.dumps({"sim": summarize(records)}))
     assert summary["sim"]["both"]["intervention_rate"]["value"] == 1.0
+    assert summary["sim"]["both"]["turn_judge"] == {"value": None, "ci_low": None, "ci_high": None, "n": 0}  # no --judge
 
 
 def test_bad_agent_and_simulator_are_one_line_errors(tmp_path):
@@ -124,3 +125,27 @@ def test_a_simulator_that_never_answers_usably_leaves_the_state_and_counts(isola
             assert not s["simulator"]["valid"] and len(s["simulator"]["raw"]) == 2
             assert s["state"] == r["initial_state"] and s["client_turns"] == []
         assert r["metrics"]["invalid_simulator_steps"] == 2
+
+
+def test_the_judge_rates_every_turn_the_agent_took(isolated_env):
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    responder = LoopAnswers()
+    out = isolated_env / "run"
+    with FakeOpenAI(responder) as server:
+        result = _eval(out, "--model", "baseline/attend", "--judge", "openai/fake-judge", "--data", str(data), "--horizon", "2",
+                       env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+    judged = [m for m in responder.requests if "careful rater" in str(m[0]["content"])]
+    records = _records(out)
+    steps = [s for r in records for s in r["steps"]]
+    assert steps and all(s["action"]["intervened"] for s in steps)
+    assert all(s["judge_strategy"] in (1, 2, 3, 4, 5) for s in steps)
+    assert len(judged) >= len(steps)  # one request per turn (and a re-ask where the reply was no score)
+    for messages in judged:  # the rubric names the agent's own strategy and target, and shows its turn
+        assert "Strategy: " in messages[1]["content"] and "I can see how much this is weighing on you" in messages[1]["content"]
+    summary = json.loads((out / "summary.json").read_text())
+    both = summary["sim"]["both"]["turn_judge"]
+    assert both["value"] == sum(s["judge_strategy"] for s in steps) / len(steps) and both["n"] == len(steps)
+    run = json.loads((out / "run.json").read_text())
+    assert run["judge"] == "openai/fake-judge" and run["judge_prompt_sha"] and run["calls"]["judge"] == len(steps)
+    assert run["calls"]["agent_total"] == 0  # the reference agent answers offline

@@ -96,6 +96,7 @@ def print_sim_summary(summary: dict[str, Any], title: str) -> None:
 def eval_command(
     model: str = typer.Option("baseline/attend", "--model", "-m", help="The agent: baseline/silent|group|attend|oracle, baseline/<method> (the baseline chain), or an inspect_ai model."),
     simulator: str = SimulatorOption,
+    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model rating each agent turn 1-5 (its own strategy toward its own target); none: not judged."),
     data: DataOption = None,
     horizon: int = typer.Option(5, "--horizon", min=1, max=50, help="Agent decisions per episode."),
     gamma: float = typer.Option(0.9, "--gamma", min=0.0, max=1.0, help="Discount of the objective J."),
@@ -132,6 +133,7 @@ def eval_command(
     settings = SimSettings(
         model=model,
         simulator=simulator,
+        judge=judge,
         data=[str(p) for p in data] if data else None,
         options=options,
         limit=limit,

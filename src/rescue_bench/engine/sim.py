@@ -37,18 +37,20 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import collect as gather
 from pydantic import Field
 
 from rescue_bench.agent import AgentOptions, baseline_chain_answers
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.evaluate import log_usage, run_inspect
-from rescue_bench.engine.judge import CACHE
+from rescue_bench.engine.judge import CACHE, ask_judge, grader
 from rescue_bench.engine.outputs import versions
 from rescue_bench.engine.providers import get_provider_model, use_cache_dir
 from rescue_bench.engine.settings import RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.gcpolicy import fewer_gc_passes
+from rescue_bench.parse import parse_judge
 from rescue_bench.sim import (
     SIM_TASK,
     SIMULATOR,
@@ -104,10 +106,12 @@ def build_episodes(settings: SimSettings, clips: Sequence[Any]) -> list[Episode]
     ]
 
 
-async def _call(model: Model, messages: Sequence[dict[str, Any]], cache: bool, channel: RunChannel | None) -> tuple[str | None, str | None]:
+async def _call(
+    model: Model, messages: Sequence[dict[str, Any]], cache: bool, channel: RunChannel | None, config: GenerateConfig | None = None
+) -> tuple[str | None, str | None]:
     try:
         async with call_slot(channel):
-            output = await model.generate(to_messages(messages), cache=CACHE if cache else False)
+            output = await model.generate(to_messages(messages), cache=CACHE if cache else False, config=config or GenerateConfig())
     except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
         return None, f"{type(exc).__name__}: {exc}"
     ok = output.choices and not output.error
@@ -115,17 +119,36 @@ async def _call(model: Model, messages: Sequence[dict[str, Any]], cache: bool, c
 
 
 @solver
-def episode_solver(episodes: dict[str, Episode], simulator: str, agent_is_model: bool, cache: bool = True, channel: RunChannel | None = None):
-    """Drive the sample's episode to its end; its record goes to the channel (and the sample store)."""
+def episode_solver(
+    episodes: dict[str, Episode],
+    simulator: str,
+    agent_is_model: bool,
+    cache: bool = True,
+    channel: RunChannel | None = None,
+    temperature: float | None = 0.0,
+    attempt_timeout: int | None = None,
+):
+    """Drive the sample's episode to its end, then (with the ``grader`` role bound) judge each turn
+    the agent took; its record goes to the channel (and the sample store).
+
+    The simulator is not the eval's model, so its temperature and per-attempt timeout are passed
+    with each call, as the judge's are.
+    """
 
     async def solve(task_state: TaskState, generate_fn: Generate) -> TaskState:
         episode = episodes[str(task_state.sample_id)]
         agent = get_model() if agent_is_model else None
         sim = get_provider_model(simulator) if simulator != SIMULATOR else None
+        sim_config = GenerateConfig(temperature=temperature, attempt_timeout=attempt_timeout)
         while (request := episode.next_request()) is not None:
             model = agent if request.role == "agent" else sim
             assert model is not None  # the episode asks only the models the run has
-            episode.answer(*await _call(model, request.messages, cache, channel))
+            episode.answer(*await _call(model, request.messages, cache, channel, sim_config if request.role == "simulator" else None))
+        judge = grader()
+        if judge is not None:
+            todo = episode.judge_requests()
+            scores = await gather(*(_judge_one(judge, prompt, attempt_timeout, channel) for _, prompt in todo))
+            episode.set_judged({i: score for (i, _), score in zip(todo, scores)})
         record = episode.record()
         task_state.store.set("rescue_sim", {"J": record["metrics"]["J"]})
         if channel is not None:
@@ -135,11 +158,25 @@ def episode_solver(episodes: dict[str, Episode], simulator: str, agent_is_model:
     return solve
 
 
+async def _judge_one(judge: Model, prompt: Any, attempt_timeout: int | None, channel: RunChannel | None) -> tuple[int | None, bool]:
+    """One judge score with one re-ask; no prompt (an unusable turn) or a failed call is ``None``
+    (scored 1, flagged)."""
+    if prompt is None:
+        return None, False
+    try:
+        return await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel)
+    except Exception:  # noqa: BLE001 - the judge's retries are spent
+        return None, True
+
+
 def sim_task(episodes: Sequence[Episode], settings: SimSettings, channel: RunChannel) -> Task:
     by_id = {e.start.id: e for e in episodes}
     return Task(
         dataset=MemoryDataset([Sample(id=e.start.id, input=SIMULATOR_SAMPLE_INPUT) for e in episodes], name="rescue_sim"),
-        solver=episode_solver(by_id, settings.simulator, agent_kind(settings.model)[0] == "model", cache=settings.cache, channel=channel),
+        solver=episode_solver(
+            by_id, settings.simulator, agent_kind(settings.model)[0] == "model", cache=settings.cache, channel=channel,
+            temperature=settings.temperature, attempt_timeout=settings.timeout,
+        ),
         config=GenerateConfig(temperature=settings.temperature),
         name="rescue_sim",
         metadata={"rescue_task": SIM_TASK, "simulator": settings.simulator},
@@ -180,18 +217,30 @@ def run_sim(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
         clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
         episodes = build_episodes(settings, clips)
         logs: list[Any] = []
-        offline = agent_kind(settings.model)[0] != "model" and settings.simulator == SIMULATOR
+        agent_is_model = agent_kind(settings.model)[0] == "model"
+        offline = not agent_is_model and settings.simulator == SIMULATOR and not settings.judge
         if offline:
             records = [e.record() for e in episodes]
         else:
             channel = RunChannel(max_calls=settings.max_connections)
-            main = settings if agent_kind(settings.model)[0] == "model" else settings.model_copy(update={"model": settings.simulator})
+            # inspect_ai needs a model to run the task: the agent's, else whichever model the run has
+            stand_in = settings.simulator if settings.simulator != SIMULATOR else settings.judge
+            main = settings if agent_is_model else settings.model_copy(update={"model": stand_in})
             try:
                 logs = run_inspect([sim_task(episodes, settings, channel)], main, display=display) if episodes else []
             except KeyboardInterrupt as exc:
                 raise RunInterrupted() from exc
             records = [channel.records.get(e.start.id) or _unfinished(e, "the sample failed") for e in episodes]
         return write_sim_outputs(settings, records, logs, clips=len(clips))
+
+
+def judge_fingerprint() -> str:
+    """A hash of the judge prompts a closed-loop run uses (the agent's turn rubrics)."""
+    import hashlib
+
+    from rescue_bench.agent import judge_texts
+
+    return hashlib.sha256(judge_texts().encode()).hexdigest()[:16]
 
 
 def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs: Sequence[Any], *, clips: int) -> dict[str, Any]:
@@ -208,12 +257,14 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
         "model": settings.model,
         "agent": settings.model,
         "simulator": settings.simulator,
+        "judge": settings.judge,
+        "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
         "gamma": o.gamma,
         "lambda": o.lam,
         "horizon": o.horizon,
         "clips": clips,
         "episodes": len(records),
-        "calls": call_counts(records, agent_kind(settings.model)[0] == "model"),
+        "calls": dict(call_counts(records, agent_kind(settings.model)[0] == "model"), judge=sum(r["metrics"]["judge_n"] for r in records)),
         "usage": log_usage(logs),
         "versions": versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -35,10 +35,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from rescue_bench.agent.chain import Chain
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.agent.points import DecisionPoint, PointGold, build_points
-from rescue_bench.agent.prompts import message
-from rescue_bench.agent.record import recipients_of
+from rescue_bench.agent.prompts import message, turn_strategy_prompt
+from rescue_bench.agent.record import FLOOR_JUDGE, recipients_of
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import THERAPIST
+from rescue_bench.prompts.render import Prompt
 from rescue_bench.sim.agents import StrategyPrior, agent_kind, reference_answer
 from rescue_bench.sim.cards import RoleCard, cards_json, initial_state, role_cards
 from rescue_bench.sim.options import SimOptions
@@ -140,6 +141,8 @@ class Episode:
         self.transcript: list[RowView] = list(start.transcript)
         self.state: HiddenState = start.initial
         self.steps: list[dict[str, Any]] = []
+        self.points: list[DecisionPoint] = []
+        """The live decision point of every finished step (what the agent saw; for the turn judge)."""
         self._chain: Chain | None = None
         self._point: DecisionPoint | None = None
         self._action: dict[str, Any] | None = None
@@ -281,6 +284,7 @@ class Episode:
             target = [THERAPIST] if turn["speaker"] in self._action["recipients"] else [c for c in self.start.clients if c != turn["speaker"]]
             self.transcript.append(RowView(row_index=len(self.transcript) + 1, speaker=turn["speaker"], target=target, text=turn["text"]))
         self.state = after
+        self.points.append(self._point)
         self.steps.append(
             {
                 "t": len(self.steps) + 1,
@@ -302,6 +306,27 @@ class Episode:
         self._action = None
         self._sim_raw = []
         self._sim_messages = []
+
+    # -- the turn judge --------------------------------------------------------------------------
+    def judge_requests(self) -> list[tuple[int, Prompt | None]]:
+        """``(step index, prompt)`` for every step where the agent spoke: does its turn carry out its
+        own strategy toward its own target (the agent's strategy rubric, 1-5)? ``None`` when the turn,
+        target or strategy is unusable: that step scores the floor, 1, as an owed turn does in
+        ``rescue agent eval``."""
+        out: list[tuple[int, Prompt | None]] = []
+        for i, (step, point) in enumerate(zip(self.steps, self.points)):
+            a = step["action"]
+            if not a["intervened"]:
+                continue
+            usable = a["turn"] is not None and a["whom"] is not None and a["how"] is not None
+            out.append((i, turn_strategy_prompt(point, a["how"], a["whom"], a["turn"]) if usable else None))
+        return out
+
+    def set_judged(self, judged: dict[int, tuple[int | None, bool]]) -> None:
+        """Store judge scores ``{step index: (score or None, flagged)}``; no valid score counts 1, flagged."""
+        for i, (score, flagged) in judged.items():
+            self.steps[i]["judge_strategy"] = FLOOR_JUDGE if score is None else int(score)
+            self.steps[i]["judge_flagged"] = flagged or score is None
 
     # -- the record ------------------------------------------------------------------------------
     def record(self) -> dict[str, Any]:

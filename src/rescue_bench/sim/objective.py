@@ -13,7 +13,9 @@ Per episode (:func:`episode_metrics`, from the record alone):
   left them out, silence included;
 * ``attention_balance``: the normalised entropy of attention over clients (a turn to k clients gives
   each 1/k), 1 = even, 0 = one client only; ``None`` without a turn to a client;
-* ``interventions / steps`` and the invalid agent and simulator steps.
+* ``interventions / steps`` and the invalid agent and simulator steps;
+* with a judge: ``judge_sum / judge_n``, the judge's 1-5 rating of each turn the agent took (does it
+  carry out its own strategy toward its own target; an unusable turn scores 1).
 
 Aggregates (:data:`METRICS`) are additive like the agent's: each episode contributes a numerator
 and a denominator, so the cluster bootstrap over clips is one matrix product.
@@ -86,6 +88,8 @@ def episode_metrics(record: Record, *, gamma: float, lam: float) -> dict[str, An
         "steps": len(steps),
         "invalid_agent_steps": sum(any(not v["valid"] for v in s["chain"].values()) or not s["chain"] for s in steps),
         "invalid_simulator_steps": sum(not s["simulator"].get("valid", True) for s in steps),
+        "judge_sum": sum(s["judge_strategy"] for s in steps if s.get("judge_strategy") is not None),
+        "judge_n": sum(s.get("judge_strategy") is not None for s in steps),
     }
 
 
@@ -120,7 +124,7 @@ def _combine(sums: np.ndarray) -> np.ndarray:
 class SimMetric:
     name: str
     kind: str
-    """``score`` (J, a signed number), ``distress`` (0-1), ``pct`` (a share), ``balance`` (0-1)."""
+    """``score`` (J, a signed number), ``distress`` (0-1), ``pct`` (a share), ``balance`` (0-1), ``judge`` (1-5)."""
     components: Callable[[Record], list[float]]
     label: str
     higher_is_better: bool = True
@@ -142,6 +146,7 @@ METRICS: tuple[SimMetric, ...] = (
     SimMetric("left_out_rate", "pct", _ratio("left_out_hits", "left_out_steps"), "left out: steps (silence too) leaving them out", False),
     SimMetric("attention_balance", "balance", _mean("attention_balance"), "balance of attention (normalised entropy)"),
     SimMetric("intervention_rate", "pct", _ratio("interventions", "steps"), "intervention rate"),
+    SimMetric("turn_judge", "judge", _ratio("judge_sum", "judge_n"), "turn judge: own strategy toward own target (1-5)"),
     SimMetric("invalid_agent_rate", "pct", _ratio("invalid_agent_steps", "steps"), "invalid agent steps", False),
     SimMetric("invalid_simulator_rate", "pct", _ratio("invalid_simulator_steps", "steps"), "invalid simulator steps", False),
 )
