@@ -47,6 +47,7 @@ GROUPS: tuple[tuple[str, str, str, str, str | None], ...] = (
     ("agreement", "report", "agreement_app", "Judge-human agreement (Table 12) and the sample to rate.", None),
     ("annotate", "annotate", "app", "Pre-annotation: video segments and subtitles to draft clips (prepare, draft, clips).", "annotate"),
     ("agent", "agent", "app", "The relation-aware support agent (state, when, whom and how, turn), evaluated as a chain.", None),
+    ("sim", "sim", "app", "Closed-loop evaluation: the agent in episodes whose simulated clients answer back (eval, fidelity).", None),
     ("review", "review", "app", "The review web app: verify drafts row by row beside the video (init, users, import, serve, export).", "review"),
 )
 """Every command group of ``rescue``, in ``--help`` order: the one place a new group is added."""

@@ -113,6 +113,7 @@ class Report(BaseModel):
     data: Nested = Field(default_factory=dict)
     paper: PaperReference = Field(default_factory=PaperReference.published)
     agent: Nested = Field(default_factory=dict)
+    sim: Nested = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     created: str = ""
 
@@ -246,6 +247,10 @@ def compute_report(
 
     report.agent = compute_agent(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
     warnings.extend(report.agent["warnings"])
+    from rescue_bench.report.sim import compute_sim  # hook: the closed-loop section
+
+    report.sim = compute_sim(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    warnings.extend(report.sim["warnings"])
     report.warnings = warnings
     report.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
@@ -466,6 +471,11 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     )
     files["tables"] += agent_tables
     files["figures"] += agent_figures
+    from rescue_bench.report.sim import write_sim  # hook: the closed-loop section
+
+    sim_tables, sim_figures, sim_html = write_sim(report.sim, tab_dir, fig_dir, confidence=report.settings.confidence, n_resamples=report.settings.resamples)
+    files["tables"] += sim_tables
+    files["figures"] += sim_figures
 
     dumped = dict(report.model_dump(mode="python"), files=files)
     (out / "report.json").write_text(json.dumps(_json_safe(dumped), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -492,6 +502,8 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     sections.append(("figures", "Figures", "\n".join(R.figure_html(p, c) for p, c in figs) or "<p>No figures.</p>"))
     if agent_html is not None:
         sections.append(("agent", "Support agent (chain)", agent_html))
+    if sim_html is not None:
+        sections.append(("sim", "Closed-loop evaluation", sim_html))
     html_text = R.html_document("RESCUE-Bench report", sections)
     (out / "report.html").write_text(html_text, encoding="utf-8")
     files["report"] = [str(out / "report.json"), str(out / "report.html")]

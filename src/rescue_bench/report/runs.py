@@ -20,6 +20,10 @@ from rescue_bench.agent.points import AGENT_TASK
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import TASKS, is_baseline
 from rescue_bench.scoring import ResultRecord
+from rescue_bench.sim.episode import SIM_TASK
+from rescue_bench.sim.fidelity import FIDELITY_TASK
+
+SIM_TASKS = (SIM_TASK, FIDELITY_TASK)
 
 
 class ReportInputError(RescueError):
@@ -133,8 +137,9 @@ def load_run(path: str | Path) -> Run:
     records: dict[str, list[dict[str, Any]]] = {}
     for file in sorted(results.glob("*.jsonl")):
         task = file.stem
-        if task not in TASKS and task != AGENT_TASK:  # agent.jsonl: `rescue agent eval` chain records
-            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join((*TASKS, AGENT_TASK))})")
+        known = (*TASKS, AGENT_TASK, *SIM_TASKS)  # agent.jsonl: `rescue agent eval`; sim/fidelity.jsonl: `rescue sim`
+        if task not in known:
+            raise ReportInputError(file, f"unknown task {task!r} (expected one of {', '.join(known)})")
         records[task] = read_results(file, task)
     if not any(records.values()):
         raise ReportInputError(results, "no records (expected results/<task>.jsonl files)")

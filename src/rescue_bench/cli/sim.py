@@ -1,0 +1,230 @@
+"""``rescue sim eval`` and ``rescue sim fidelity``: the support agent in closed-loop episodes whose
+clients answer back (inspect_ai underneath when a model is involved).
+
+Conventions of :mod:`rescue_bench.cli._common`: bad input is one line ``error: ...`` and exit 2 (bad
+data: one line per problem naming file, line, clip, row and field), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rescue_bench.cli._common import (
+    DataOption,
+    DisplayOption,
+    LogSamplesOption,
+    MaxConnectionsOption,
+    MaxRetriesOption,
+    ModeOption,
+    NoCacheOption,
+    RepairOption,
+    SeedOption,
+    TemperatureOption,
+    TimeoutOption,
+    check_context,
+    check_mode,
+    command,
+    fail,
+)
+from rescue_bench.cli.eval import default_out
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Closed-loop evaluation: the agent in episodes whose simulated clients answer back.",
+)
+console = Console()
+
+SimulatorOption = typer.Option("scripted", "--simulator", help="Who plays the clients: scripted (offline rules) or an inspect_ai model.")
+
+
+def check_agent(model: str) -> str:
+    """``--model``: a reference agent (baseline/silent, group, attend, oracle), a baseline chain, or a model."""
+    from rescue_bench.baselines import BASELINES
+    from rescue_bench.labels import BASELINE_PREFIX, is_baseline
+    from rescue_bench.sim import REFERENCE_AGENTS
+
+    if is_baseline(model) and model.removeprefix(BASELINE_PREFIX) not in (*REFERENCE_AGENTS, *BASELINES):
+        raise fail(
+            f"unknown agent {model!r}; expected baseline/<{'|'.join(REFERENCE_AGENTS)}> (reference agents), "
+            f"baseline/<{'|'.join(BASELINES)}> (the baseline chain) or an inspect_ai model"
+        )
+    return model
+
+
+def check_simulator(simulator: str) -> str:
+    from rescue_bench.sim import SIMULATOR
+
+    if simulator != SIMULATOR and (simulator.startswith("baseline/") or "/" not in simulator):
+        raise fail(f"--simulator must be {SIMULATOR!r} or an inspect_ai model such as openai/gpt-4o (got {simulator!r})")
+    return simulator
+
+
+def _fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}" if kind == "pct" else f"{value:.3f}"
+
+
+def print_sim_summary(summary: dict[str, Any], title: str) -> None:
+    from rescue_bench.sim import METRICS
+
+    per = summary["sim"]
+    console.print(f"[bold]{escape(title)}[/bold]")
+    table = Table(show_edge=False)
+    table.add_column("metric [95% CI over clips]")
+    for s in ("couple", "family", "both"):
+        table.add_column(f"{s} ({per[s]['episodes']} ep.)", justify="right")
+    for m in METRICS:
+        cells = []
+        for s in ("couple", "family", "both"):
+            v = per[s][m.name]
+            cells.append(f"{_fmt(v['value'], m.kind)} [{_fmt(v['ci_low'], m.kind)}, {_fmt(v['ci_high'], m.kind)}]" if v["value"] is not None else "-")
+        table.add_row(m.name + (" (%)" if m.kind == "pct" else ""), *cells)
+    console.print(table)
+
+
+@command(app, "eval")
+def eval_command(
+    model: str = typer.Option("baseline/attend", "--model", "-m", help="The agent: baseline/silent|group|attend|oracle, baseline/<method> (the baseline chain), or an inspect_ai model."),
+    simulator: str = SimulatorOption,
+    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model rating each agent turn 1-5 (its own strategy toward its own target); none: not judged."),
+    data: DataOption = None,
+    horizon: int = typer.Option(5, "--horizon", min=1, max=50, help="Agent decisions per episode."),
+    gamma: float = typer.Option(0.9, "--gamma", min=0.0, max=1.0, help="Discount of the objective J."),
+    lam: float = typer.Option(1.0, "--lambda", min=0.0, help="Weight of the most distressed client's distress in J."),
+    per_clip: int = typer.Option(2, "--episodes-per-clip", min=1, help="Episodes per clip (its decision points picked evenly)."),
+    state: str = typer.Option("explicit", "--state", help="A model agent's chain: explicit (state step first) or none."),
+    mode: ModeOption = "dialogue",
+    context: int = typer.Option(5, "--context", help="Transcript rows the agent sees at each decision (-1 = all)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run only the first N episodes."),
+    max_connections: MaxConnectionsOption = None,
+    max_retries: MaxRetriesOption = None,
+    timeout: TimeoutOption = None,
+    temperature: TemperatureOption = 0.0,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/sim-<model>-<simulator>)."),
+    repair_mojibake: RepairOption = False,
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 0,
+    display: DisplayOption = "full",
+    log_samples: LogSamplesOption = True,
+) -> None:
+    """Run closed-loop episodes; writes results/sim.jsonl, summary.json, run.json (and logs with a model)."""
+    from rescue_bench.agent import STATE_MODES
+    from rescue_bench.sim import SimOptions
+
+    if state not in STATE_MODES:
+        raise fail(f"--state must be one of {', '.join(STATE_MODES)} (got {state!r})")
+    check_agent(model)
+    check_simulator(simulator)
+    cue_mode = check_mode(mode)
+    check_context(context)
+    from rescue_bench.engine.sim import SimSettings, run_sim
+
+    options = SimOptions(horizon=horizon, gamma=gamma, lam=lam, per_clip=per_clip, state=state, mode=cue_mode, context=context)  # type: ignore[arg-type]
+    settings = SimSettings(
+        model=model,
+        simulator=simulator,
+        judge=judge,
+        data=[str(p) for p in data] if data else None,
+        options=options,
+        limit=limit,
+        max_connections=max_connections,
+        max_retries=max_retries,
+        timeout=timeout,
+        temperature=temperature,
+        repair_mojibake=repair_mojibake,
+        cache=not no_cache,
+        seed=seed,
+        log_samples=log_samples,
+        bertscore=False,
+        out=str(out) if out else default_out(f"sim-{model}-{simulator}"),
+    )
+    try:
+        summary = run_sim(settings, display=display)
+    except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
+        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    print_sim_summary(summary, f"{model} against the {simulator} simulator (horizon {horizon}, gamma {gamma}, lambda {lam})")
+    run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
+    calls = run["calls"]
+    console.print(
+        f"calls: agent {calls['agent_total']} ({calls['agent_per_episode']:.1f} per episode), "
+        f"simulator {calls['simulator_total']} ({calls['simulator_per_episode']:.1f} per episode)",
+        highlight=False,
+        markup=False,
+    )
+    console.print(f"Results in {settings.out} (rescue report {settings.out})", highlight=False, markup=False)
+
+
+@command(app, "fidelity")
+def fidelity_command(
+    simulator: str = SimulatorOption,
+    data: DataOption = None,
+    mode: ModeOption = "dialogue",
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Compare only the first N decision points."),
+    max_connections: MaxConnectionsOption = None,
+    max_retries: MaxRetriesOption = None,
+    timeout: TimeoutOption = None,
+    temperature: TemperatureOption = 0.0,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/fidelity-<simulator>)."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="BERTScore F1 of each simulated turn against the real one."),
+    bertscore_model: Optional[str] = typer.Option(None, "--bertscore-model", help="BERTScore backbone (default: the bundled one)."),
+    repair_mojibake: RepairOption = False,
+    no_cache: NoCacheOption = False,
+    seed: SeedOption = 0,
+    display: DisplayOption = "full",
+    log_samples: LogSamplesOption = True,
+) -> None:
+    """A simulator's first step against what really happened next, at every decision point."""
+    from rescue_bench.sim import SimOptions
+    from rescue_bench.sim.fidelity import FIDELITY_METRICS
+
+    check_simulator(simulator)
+    cue_mode = check_mode(mode)
+    from rescue_bench.engine.sim import SimSettings, run_fidelity
+
+    settings = SimSettings(
+        model="baseline/real_therapist",
+        simulator=simulator,
+        data=[str(p) for p in data] if data else None,
+        options=SimOptions(horizon=1, state="none", mode=cue_mode),
+        limit=limit,
+        max_connections=max_connections,
+        max_retries=max_retries,
+        timeout=timeout,
+        temperature=temperature,
+        repair_mojibake=repair_mojibake,
+        bertscore=bertscore,
+        bertscore_model=bertscore_model,
+        cache=not no_cache,
+        seed=seed,
+        log_samples=log_samples,
+        out=str(out) if out else default_out(f"fidelity-{simulator}"),
+    )
+    try:
+        summary = run_fidelity(settings, display=display)
+    except (ValueError, KeyError, ImportError, OSError) as exc:
+        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    per = summary["fidelity"]
+    console.print(f"[bold]{escape(simulator)}: first step against the real next turn[/bold]")
+    table = Table(show_edge=False)
+    table.add_column("metric [95% CI over clips]")
+    for s in ("couple", "family", "both"):
+        table.add_column(f"{s} ({per[s]['points']} pts)", justify="right")
+    for key, kind, label in FIDELITY_METRICS:
+        cells = []
+        for s in ("couple", "family", "both"):
+            v = per[s][key]
+            k = "pct" if kind == "pct" else "num"
+            cells.append(f"{_fmt(v['value'], k)} [{_fmt(v['ci_low'], k)}, {_fmt(v['ci_high'], k)}]" if v["value"] is not None else "-")
+        table.add_row(label + (" (%)" if kind == "pct" else ""), *cells)
+    console.print(table)
+    console.print(f"Results in {settings.out} (rescue report {settings.out})", highlight=False, markup=False)

@@ -1,0 +1,52 @@
+"""Closed-loop evaluation of the support agent: episodes whose clients answer back (the paper's
+Appendix B, Eq. 12-14, instantiated).
+
+The domain core, free of the evaluation engine: the hidden state with the objective's terms U and
+d (``state``), role cards and the initial state from a clip's annotations (``cards``), the
+offline ``scripted`` simulator (``scripted``), the model simulator's prompt and parser
+(``prompts``), the reference agents (``agents``), the episode as a state machine (``episode``), the
+objective and metrics (``objective``), and the simulator's fidelity to the real sessions
+(``fidelity``). :mod:`rescue_bench.engine.sim` runs model agents and simulators on inspect_ai;
+``rescue sim eval`` and ``rescue sim fidelity`` are the commands.
+"""
+
+from rescue_bench.sim.agents import REFERENCE_AGENTS, StrategyPrior, agent_kind, observed_distress
+from rescue_bench.sim.cards import RoleCard, initial_state, role_cards
+from rescue_bench.sim.episode import SIM_TASK, Episode, EpisodeStart, SimRequest, episode_starts, run_offline
+from rescue_bench.sim.objective import METRICS, SimMetric, episode_metrics, manipulation_check, summarize
+from rescue_bench.sim.options import SimOptions
+from rescue_bench.sim.prompts import SIMULATOR_TITLE, parse_simulator
+from rescue_bench.sim.scripted import SIMULATOR, Action, transition
+from rescue_bench.sim.state import ClientState, HiddenState, distress, objective, utility
+
+__all__ = [
+    "METRICS",
+    "REFERENCE_AGENTS",
+    "SIMULATOR",
+    "SIMULATOR_TITLE",
+    "SIM_TASK",
+    "Action",
+    "ClientState",
+    "Episode",
+    "EpisodeStart",
+    "HiddenState",
+    "RoleCard",
+    "SimMetric",
+    "SimOptions",
+    "SimRequest",
+    "StrategyPrior",
+    "agent_kind",
+    "distress",
+    "episode_metrics",
+    "episode_starts",
+    "initial_state",
+    "manipulation_check",
+    "objective",
+    "observed_distress",
+    "parse_simulator",
+    "role_cards",
+    "run_offline",
+    "summarize",
+    "transition",
+    "utility",
+]

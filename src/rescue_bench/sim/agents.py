@@ -1,0 +1,135 @@
+"""The offline reference agents of the closed loop: they answer the agent chain's steps in its JSON.
+
+``baseline/silent``  never takes the turn.
+``baseline/group``   always addresses the whole group, with the scenario's most frequent strategy.
+``baseline/attend``  addresses the client who *looks* most distressed in the transcript it is shown
+                     (:func:`observed_distress`: negative minus positive words of the lexicon in each
+                     client's latest turn; ties: the latest speaker), with the scenario's most
+                     frequent strategy. It never reads the hidden state.
+``baseline/oracle``  an upper reference that reads the hidden state: addresses the truly most
+                     distressed client with the strategy most often used under the hidden pattern.
+``baseline/<method>`` (majority, random, prior, supervised): the baseline chain of ``rescue agent
+                     eval`` at the episode's real start point, replayed at every step (its methods
+                     learn from annotated rows and cannot read simulated ones; an open-loop floor).
+
+"Most frequent" counts the first strategy of every therapist row of the *other* clips of the run
+(never the episode's own clip), ties alphabetical, ``track`` when there is none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from rescue_bench.data.models import Clip
+from rescue_bench.labels import strategies
+from rescue_bench.sim.lexicon import NEGATIVE_WORDS, POSITIVE_WORDS, words
+from rescue_bench.sim.state import HiddenState, most_distressed
+from rescue_bench.tasks.instance import RowView
+from rescue_bench.tasks.stp import strategy_type
+
+REFERENCE_AGENTS: tuple[str, ...] = ("silent", "group", "attend", "oracle")
+FALLBACK_STRATEGY = "track"
+ATTEND_TURN = "{name}, I can see how much this is weighing on you right now. Can you tell me what is happening for you?"
+GROUP_TURN = "Let's slow down for a moment; I want to hear from each of you about what is happening right now."
+
+
+def _ranked(counts: Counter[str]) -> str | None:
+    return min(counts, key=lambda s: (-counts[s], s)) if counts else None
+
+
+class StrategyPrior:
+    """Strategy counts of the therapist rows per clip, overall and per co-occurring pattern."""
+
+    def __init__(self, clips: Sequence[Clip]) -> None:
+        self.overall: dict[str, Counter[str]] = {}
+        self.by_pattern: dict[str, Counter[tuple[str, str]]] = {}
+        self.scenario: dict[str, str] = {}
+        for clip in clips:
+            allowed = strategies(clip.scenario)
+            self.scenario[clip.sample_id] = clip.scenario
+            overall: Counter[str] = Counter()
+            paired: Counter[tuple[str, str]] = Counter()
+            for row in clip.rows:
+                s = strategy_type(row) if row.is_therapist else ""
+                if s in allowed:
+                    overall[s] += 1
+                    if row.cycle_state:
+                        paired[(row.cycle_state, s)] += 1
+            self.overall[clip.sample_id] = overall
+            self.by_pattern[clip.sample_id] = paired
+
+    def most_frequent(self, scenario: str, exclude: str, pattern: str | None = None) -> str:
+        total: Counter[str] = Counter()
+        for sid, counts in self.overall.items():
+            if sid == exclude or self.scenario[sid] != scenario:
+                continue
+            if pattern is None:
+                total.update(counts)
+            else:
+                total.update({s: n for (p, s), n in self.by_pattern[sid].items() if p == pattern})
+        if pattern is not None and not total:
+            return self.most_frequent(scenario, exclude)
+        return _ranked(total) or FALLBACK_STRATEGY
+
+
+def observed_distress(transcript: Sequence[RowView], clients: Sequence[str]) -> str | None:
+    """The client whose latest turn in ``transcript`` has the most negative minus positive lexicon
+    words (ties: the later turn); ``None`` when no client has spoken."""
+    latest: dict[str, tuple[int, int]] = {}
+    for i, row in enumerate(transcript):
+        if row.speaker in clients:
+            ws = words(row.text)
+            latest[row.speaker] = (sum(w in NEGATIVE_WORDS for w in ws) - sum(w in POSITIVE_WORDS for w in ws), i)
+    return max(latest, key=lambda c: latest[c]) if latest else None
+
+
+def reference_answer(
+    name: str,
+    step: str,
+    *,
+    clients: Sequence[str],
+    group: str,
+    scenario: str,
+    sample_id: str,
+    transcript: Sequence[RowView],
+    hidden: HiddenState,
+    prior: StrategyPrior,
+) -> str:
+    """The raw answer of reference agent ``name`` to chain ``step`` (state mode ``none``)."""
+    if step == "when":
+        return json.dumps({"answer": "no" if name == "silent" else "yes"})
+    target, strategy = _target_strategy(name, clients, group, scenario, sample_id, transcript, hidden, prior)
+    if step == "whom_how":
+        return json.dumps({"target": target, "strategy": strategy})
+    if step == "turn":
+        return json.dumps({"turn": GROUP_TURN if target == group else ATTEND_TURN.format(name=target)})
+    raise ValueError(f"reference agents answer when, whom_how and turn, not {step!r}")
+
+
+def _target_strategy(
+    name: str, clients: Sequence[str], group: str, scenario: str, sample_id: str,
+    transcript: Sequence[RowView], hidden: HiddenState, prior: StrategyPrior,
+) -> tuple[str, str]:
+    if name == "group":
+        return group, prior.most_frequent(scenario, sample_id)
+    if name == "attend":
+        return observed_distress(transcript, clients) or group, prior.most_frequent(scenario, sample_id)
+    if name == "oracle":
+        top = most_distressed(hidden, list(clients))
+        return top or group, prior.most_frequent(scenario, sample_id, hidden.pattern)
+    raise ValueError(f"unknown reference agent {name!r}")
+
+
+def replayed_answer(answers: dict[str, str], step: str) -> str | None:
+    """The baseline chain's answer at the start point, replayed (``None`` when it has none)."""
+    return answers.get(step)
+
+
+def agent_kind(model: str) -> tuple[str, str | None]:
+    """``("reference", name)``, ``("baseline", method)`` or ``("model", None)`` for an agent name."""
+    if model.startswith("baseline/"):
+        name = model.split("/", 1)[1]
+        return ("reference", name) if name in REFERENCE_AGENTS else ("baseline", name)
+    return "model", None

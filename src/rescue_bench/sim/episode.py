@@ -1,0 +1,372 @@
+"""An episode of the closed loop, as a small state machine with no engine in it (like the agent's chain).
+
+An episode starts at one of the agent's decision points (:func:`rescue_bench.agent.build_points`) of
+a real clip, with the real transcript up to that point, the clients' role cards and the initial
+hidden state (:mod:`rescue_bench.sim.cards`). Then, ``horizon`` times:
+
+1. the agent decides, exactly as in ``rescue agent eval``: the chain of
+   :class:`rescue_bench.agent.Chain` at a *live* decision point whose context is the transcript so
+   far, real rows then simulated ones (state, when, whom and how, the turn; no gold branch). Its
+   turn, when it takes one, joins the transcript as a therapist row;
+2. the simulator answers: the scripted rules (:mod:`rescue_bench.sim.scripted`, in process), or a
+   model (:mod:`rescue_bench.sim.prompts`, one request and at most one re-ask) giving who speaks,
+   the turn and the updated hidden state. The client's turn joins the transcript.
+
+Drive it with any models::
+
+    episode = Episode(start, agent="openai/gpt-4o", simulator="openai/gpt-4o-mini", options=...)
+    while (request := episode.next_request()) is not None:   # request.role: "agent" or "simulator"
+        episode.answer(ask(request.role, request.messages))
+    episode.record()
+
+Offline agents (``baseline/...``) and the scripted simulator are answered inside, so an offline
+episode makes no request at all. The agent only ever sees the live points' ``model_input`` (rows
+projected by cue mode, clients, label sets): never a card, the hidden state or an annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.agent.chain import Chain
+from rescue_bench.agent.options import AgentOptions
+from rescue_bench.agent.points import DecisionPoint, PointGold, build_points
+from rescue_bench.agent.prompts import message, turn_strategy_prompt
+from rescue_bench.agent.record import FLOOR_JUDGE, recipients_of
+from rescue_bench.data.models import Clip
+from rescue_bench.labels import THERAPIST
+from rescue_bench.prompts.render import Prompt
+from rescue_bench.sim.agents import StrategyPrior, agent_kind, reference_answer
+from rescue_bench.sim.cards import RoleCard, cards_json, initial_state, role_cards
+from rescue_bench.sim.options import SimOptions
+from rescue_bench.sim.prompts import parse_simulator, reask, system_prompt, user_prompt
+from rescue_bench.sim.scripted import SIMULATOR, Action, client_turn, next_speaker, transition
+from rescue_bench.sim.state import HiddenState, distresses, max_distress, most_distressed, reward, utility
+from rescue_bench.tasks.instance import RowView, pick_evenly, project_row
+
+SIM_TASK = "sim"
+"""The task name of episode records (``results/sim.jsonl``)."""
+MAX_SIMULATOR_ATTEMPTS = 2
+"""The simulator's request and one re-ask."""
+
+
+class EpisodeStart(BaseModel):
+    """Where an episode starts: the real point, the transcript so far, the cards and the initial state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    sample_id: str
+    scenario: str
+    row: int
+    """1-based row k of the start point (the last real row shown)."""
+    n_rows: int
+    point_id: str
+    clients: list[str]
+    group: str
+    targets: list[str]
+    strategies: list[str]
+    patterns: list[str]
+    transcript: list[RowView] = Field(default_factory=list)
+    cards: dict[str, RoleCard]
+    initial: HiddenState
+
+
+def episode_starts(clip: Clip, options: SimOptions) -> tuple[list[EpisodeStart], list[DecisionPoint]]:
+    """The episodes of ``clip`` (``options.per_clip`` of its decision points, picked evenly) and
+    every decision point of the clip (the baseline chain's training pool needs them all)."""
+    points = build_points(clip, AgentOptions(state=options.state, mode=options.mode, context=options.context))
+    out = []
+    for p in pick_evenly(points, options.per_clip):
+        k = p.row - 1
+        cards = role_cards(clip, k)
+        out.append(
+            EpisodeStart(
+                id=f"{SIM_TASK}/{clip.sample_id}/{p.row}",
+                sample_id=clip.sample_id,
+                scenario=clip.scenario,
+                row=p.row,
+                n_rows=len(clip.rows),
+                point_id=p.id,
+                clients=list(clip.clients),
+                group=clip.group_label,
+                targets=list(p.targets),
+                strategies=list(p.strategies),
+                patterns=list(p.patterns),
+                transcript=[project_row(r, i + 1, options.mode) for i, r in enumerate(clip.rows[: k + 1])],
+                cards=cards,
+                initial=initial_state(cards, clip.clients),
+            )
+        )
+    return out, points
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """One model call an episode needs: whose (``agent`` or ``simulator``), the chain step, the messages."""
+
+    role: str
+    step: str
+    messages: tuple[dict[str, Any], ...]
+    t: int
+
+
+class Episode:
+    """One episode (see the module doc)."""
+
+    def __init__(
+        self,
+        start: EpisodeStart,
+        *,
+        agent: str,
+        simulator: str = SIMULATOR,
+        options: SimOptions | None = None,
+        prior: StrategyPrior | None = None,
+        replay: dict[str, str] | None = None,
+    ) -> None:
+        self.start = start
+        self.agent = agent
+        self.simulator = simulator
+        self.options = options or SimOptions()
+        self.kind, self.reference = agent_kind(agent)
+        if self.kind == "reference" and prior is None:
+            raise ValueError("reference agents need the run's strategy prior")
+        self.prior = prior
+        self.replay = replay or {}
+        self.chain_state = "none" if self.kind == "reference" else self.options.state
+        self.transcript: list[RowView] = list(start.transcript)
+        self.state: HiddenState = start.initial
+        self.steps: list[dict[str, Any]] = []
+        self.points: list[DecisionPoint] = []
+        """The live decision point of every finished step (what the agent saw; for the turn judge)."""
+        self._chain: Chain | None = None
+        self._point: DecisionPoint | None = None
+        self._action: dict[str, Any] | None = None
+        self._top: str | None = None
+        self._sim_messages: list[dict[str, Any]] = []
+        self._sim_raw: list[str | None] = []
+        self._pending: SimRequest | None = None
+        self._advance()
+
+    # -- driving ---------------------------------------------------------------------------------
+    def next_request(self) -> SimRequest | None:
+        return self._pending
+
+    @property
+    def done(self) -> bool:
+        return self._pending is None
+
+    def answer(self, raw: str | None, error: str | None = None) -> None:
+        """Give the reply to the pending request (``None`` with ``error`` when the call failed)."""
+        request = self._pending
+        if request is None:
+            raise RuntimeError("no pending request: the episode is complete")
+        self._pending = None
+        if request.role == "agent":
+            assert self._chain is not None
+            self._chain.answer(raw, error)
+        else:
+            self._simulator_answer(list(request.messages), raw, error)
+        self._advance()
+
+    # -- the loop --------------------------------------------------------------------------------
+    def live_point(self) -> DecisionPoint:
+        """The decision point the agent sees now: the transcript so far, nothing else."""
+        s, n = self.start, len(self.transcript)
+        context = self.transcript if self.options.context == -1 else self.transcript[max(0, n - self.options.context) :] if self.options.context else []
+        return DecisionPoint(
+            id=f"{s.id}/t{len(self.steps) + 1}",
+            sample_id=s.sample_id,
+            scenario=s.scenario,  # type: ignore[arg-type]
+            row=n,
+            n_rows=n,
+            participants=s.clients,
+            group=s.group,
+            targets=s.targets,
+            strategies=s.strategies,
+            patterns=s.patterns,
+            mode=self.options.mode,
+            context=list(context),
+            last_speaker=self.transcript[-1].speaker if self.transcript else "",
+            gold=PointGold(when="no"),  # never read: the closed loop has no gold, and no gold branch is asked
+        )
+
+    def _advance(self) -> None:
+        if self._pending is not None:  # a re-ask of the simulator is waiting
+            return
+        while len(self.steps) < self.options.horizon:
+            if self._chain is None:
+                self._point = self.live_point()
+                self._chain = Chain(self._point, self.chain_state, how_given_gold=False)
+                self._top = most_distressed(self.state, self.start.clients)
+            if not self._chain.done:
+                request = self._chain.next_request()
+                assert request is not None
+                if self.kind == "model":
+                    self._pending = SimRequest("agent", request.step, request.messages, len(self.steps) + 1)
+                    return
+                self._chain.answer(*self._offline(request.step))
+                continue
+            if self._action is None:
+                self._action = self._act()
+            if self.simulator == SIMULATOR:
+                self._scripted_step()
+                continue
+            messages = [
+                message("system", system_prompt(self.start.scenario, self.start.cards)),
+                message("user", user_prompt(self.transcript, self.state, self._action)),
+            ]
+            self._pending = SimRequest("simulator", "simulator", tuple(messages), len(self.steps) + 1)
+            return
+
+    def _offline(self, step: str) -> tuple[str | None, str | None]:
+        if self.kind == "reference":
+            assert self._point is not None and self.prior is not None and self.reference is not None
+            raw = reference_answer(
+                self.reference, step, clients=self.start.clients, group=self.start.group, scenario=self.start.scenario,
+                sample_id=self.start.sample_id, transcript=self._point.context, hidden=self.state, prior=self.prior,
+            )
+            return raw, None
+        replayed = self.replay.get(step)
+        return replayed, None if replayed is not None else "the baseline has no answer for this step"
+
+    def _act(self) -> dict[str, Any]:
+        """The agent's action from its chain, and its turn joins the transcript."""
+        assert self._chain is not None and self._point is not None
+        r = self._chain.results
+
+        def pred(step: str) -> Any:
+            return r[step].prediction if step in r and r[step].valid else None
+
+        intervened = pred("when") == "yes"
+        act = (r["whom_how"].prediction or {}) if "whom_how" in r else {}  # a usable part counts on its own
+        whom = act.get("whom") if intervened else None
+        how = act.get("how") if intervened else None
+        turn = pred("turn") if intervened else None
+        recipients = [c for c in recipients_of(whom, self._point) if c in self.start.clients] if intervened else []
+        if intervened:
+            self.transcript.append(
+                RowView(row_index=len(self.transcript) + 1, speaker=THERAPIST, target=[whom] if whom else [], text=turn or "")
+            )
+        return {"intervened": intervened, "whom": whom, "how": how, "turn": turn, "recipients": recipients}
+
+    def _scripted_step(self) -> None:
+        assert self._action is not None
+        action = Action(tuple(self._action["recipients"]), self._action["how"], self._action["turn"], self._action["whom"] == self.start.group)
+        after, escalated = transition(self.state, action, self.start.clients, self.start.scenario)
+        spoken = [row.speaker for row in self.transcript]
+        speaker = next_speaker(after, action, self._top, escalated, self.start.clients, spoken)
+        self._finish(after, [{"speaker": speaker, "text": client_turn(speaker, after, self.start.clients)}], {"escalated": escalated})
+
+    def _simulator_answer(self, messages: list[dict[str, Any]], raw: str | None, error: str | None) -> None:
+        self._sim_raw.append(raw)
+        parsed = parse_simulator(raw, self.start.clients, self.start.patterns) if raw is not None else None
+        if parsed is not None and parsed.valid:
+            p = parsed.prediction
+            turns = [{"speaker": p["speaker"], "text": p["turn"]}] if p["speaker"] is not None else []
+            self._finish(HiddenState.model_validate(p["state"]), turns, {"raw": self._sim_raw, "valid": True, "error": None})
+            return
+        why = parsed.error if parsed is not None else f"no answer: {error}" if error else "no answer"
+        if raw is not None and len(self._sim_raw) < MAX_SIMULATOR_ATTEMPTS:
+            again = [*messages, message("assistant", raw), message("user", reask(why or "unusable"))]
+            self._pending = SimRequest("simulator", "simulator", tuple(again), len(self.steps) + 1)
+            return
+        # still unusable: the state stays as it was and no client speaks (an invalid step, counted)
+        self._finish(self.state, [], {"raw": self._sim_raw, "valid": False, "error": why})
+
+    def _finish(self, after: HiddenState, turns: list[dict[str, Any]], simulator: dict[str, Any]) -> None:
+        assert self._chain is not None and self._action is not None and self._point is not None
+        for turn in turns:
+            target = [THERAPIST] if turn["speaker"] in self._action["recipients"] else [c for c in self.start.clients if c != turn["speaker"]]
+            self.transcript.append(RowView(row_index=len(self.transcript) + 1, speaker=turn["speaker"], target=target, text=turn["text"]))
+        self.state = after
+        self.points.append(self._point)
+        self.steps.append(
+            {
+                "t": len(self.steps) + 1,
+                "point": self._point.id,
+                "top_before": self._top,
+                "chain": self._chain.transcript(),
+                "action": self._action,
+                "simulator": simulator,
+                "client_turns": turns,
+                "state": after.to_json(),
+                "utility": utility(after),
+                "distress": distresses(after),
+                "max_distress": max_distress(after),
+                "reward": reward(after, self.options.lam),
+            }
+        )
+        self._chain = None
+        self._point = None
+        self._action = None
+        self._sim_raw = []
+        self._sim_messages = []
+
+    # -- the turn judge --------------------------------------------------------------------------
+    def judge_requests(self) -> list[tuple[int, Prompt | None]]:
+        """``(step index, prompt)`` for every step where the agent spoke: does its turn carry out its
+        own strategy toward its own target (the agent's strategy rubric, 1-5)? ``None`` when the turn,
+        target or strategy is unusable: that step scores the floor, 1, as an owed turn does in
+        ``rescue agent eval``."""
+        out: list[tuple[int, Prompt | None]] = []
+        for i, (step, point) in enumerate(zip(self.steps, self.points)):
+            a = step["action"]
+            if not a["intervened"]:
+                continue
+            usable = a["turn"] is not None and a["whom"] is not None and a["how"] is not None
+            out.append((i, turn_strategy_prompt(point, a["how"], a["whom"], a["turn"]) if usable else None))
+        return out
+
+    def set_judged(self, judged: dict[int, tuple[int | None, bool]]) -> None:
+        """Store judge scores ``{step index: (score or None, flagged)}``; no valid score counts 1, flagged."""
+        for i, (score, flagged) in judged.items():
+            self.steps[i]["judge_strategy"] = FLOOR_JUDGE if score is None else int(score)
+            self.steps[i]["judge_flagged"] = flagged or score is None
+
+    # -- the record ------------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        """The episode's line of ``results/sim.jsonl`` with its metrics (:mod:`rescue_bench.sim.objective`)."""
+        from rescue_bench.sim.objective import episode_metrics
+
+        if not self.done:
+            raise RuntimeError("the episode is not finished")
+        s = self.start
+        base = {
+            "id": s.id,
+            "task": SIM_TASK,
+            "sample_id": s.sample_id,
+            "scenario": s.scenario,
+            "row": s.row,
+            "n_rows": s.n_rows,
+            "start": {"point": s.point_id, "row": s.row, "transcript_rows": len(s.transcript)},
+            "agent": self.agent,
+            "simulator": self.simulator,
+            "chain_state": self.chain_state,
+            "horizon": self.options.horizon,
+            "clients": s.clients,
+            "group": s.group,
+            "cards": cards_json(s.cards),
+            "initial_state": s.initial.to_json(),
+            "steps": self.steps,
+        }
+        base["metrics"] = episode_metrics(base, gamma=self.options.gamma, lam=self.options.lam)
+        errors = [
+            f"step {st['t']} {name}: {v['error']}" for st in self.steps for name, v in st["chain"].items() if not v["valid"]
+        ] + [f"step {st['t']} simulator: {st['simulator']['error']}" for st in self.steps if not st["simulator"].get("valid", True)]
+        base.update(gold=None, valid=not errors, error=errors[0] if errors else None)  # the fields every result record has
+        return base
+
+
+def run_offline(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+    """The records of episodes that need no model (offline agent and scripted simulator)."""
+    out = []
+    for e in episodes:
+        if not e.done:
+            raise ValueError(f"episode {e.start.id} needs model calls ({e.next_request().role})")  # type: ignore[union-attr]
+        out.append(e.record())
+    return out

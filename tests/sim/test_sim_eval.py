@@ -1,0 +1,151 @@
+"""`rescue sim eval` end to end: offline reference agents, the manipulation check, and a model agent
+and a model simulator through the loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rescue_bench.cli import app
+from rescue_bench.sim import manipulation_check, summarize
+from rescue_bench.testing import FakeOpenAI
+from rescue_bench.testing.agent import step_of
+from tests.factories import write_lines
+from tests.sim.helpers import MARK, LoopAnswers, leak_clip
+
+runner = CliRunner()
+
+
+def _eval(out: Path, *args: str, env: dict[str, str] | None = None):
+    return runner.invoke(app, ["sim", "eval", "--out", str(out), "--display", "none", *args], env=env)
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results" / "sim.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("which", ["demo", "real_or_demo"])
+def test_scripted_simulator_separates_attend_from_silent(which, tmp_path, request):
+    data = [] if which == "demo" else ["--data", str(request.getfixturevalue("real_or_demo"))]
+    runs = {}
+    for agent in ("baseline/attend", "baseline/silent"):
+        out = tmp_path / agent.replace("/", "_")
+        result = _eval(out, "--model", agent, *data)
+        assert result.exit_code == 0, result.output
+        runs[agent] = _records(out)
+    check = manipulation_check(runs["baseline/attend"], runs["baseline/silent"])
+    assert check["episodes"] == len(runs["baseline/silent"]) > 0
+    assert check["delta"] > 0 and check["b_wins"] == 0
+    assert check["p_value"] < 0.05
+
+
+def test_outputs_and_run_json(tmp_path):
+    out = tmp_path / "run"
+    result = _eval(out, "--model", "baseline/group", "--horizon", "3", "--gamma", "0.8", "--lambda", "2", "--episodes-per-clip", "1")
+    assert result.exit_code == 0, result.output
+    records = _records(out)
+    run = json.loads((out / "run.json").read_text())
+    assert run["kind"] == "sim" and run["gamma"] == 0.8 and run["lambda"] == 2.0 and run["horizon"] == 3
+    assert run["calls"]["agent_total"] == 0 and run["calls"]["simulator_total"] == 0  # offline
+    assert len(records) == 9  # one per demo clip
+    for r in records:
+        assert len(r["steps"]) == 3 and r["valid"]
+        assert all(s["action"]["whom"] == r["group"] and s["action"]["recipients"] == r["clients"] for s in r["steps"])
+        assert set(r["steps"][0]["state"]["emotions"]) == set(r["clients"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == json.loads(json.dumps({"sim": summarize(records)}))
+    assert summary["sim"]["both"]["intervention_rate"]["value"] == 1.0
+    assert summary["sim"]["both"]["turn_judge"] == {"value": None, "ci_low": None, "ci_high": None, "n": 0}  # no --judge
+
+
+def test_bad_agent_and_simulator_are_one_line_errors(tmp_path):
+    for args in (["--model", "baseline/nobody"], ["--simulator", "baseline/attend"], ["--simulator", "nonsense"]):
+        result = _eval(tmp_path / "x", *args)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_model_agent_and_simulator_never_show_the_agent_an_annotation(isolated_env):
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    responder = LoopAnswers(when="yes")
+    out = isolated_env / "run"
+    args = ["--model", "openai/fake-agent", "--simulator", "openai/fake-sim", "--data", str(data), "--horizon", "3",
+            "--max-connections", "3", "--max-retries", "2"]
+    with FakeOpenAI(responder) as server:
+        result = _eval(out, *args, env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+        assert server.stats.peak_in_flight <= 3
+        records = _records(out)
+        # resumable: the same command again is answered from the response cache, no request is sent
+        before = server.stats.requests
+        again = _eval(out, *args, env={"OPENAI_BASE_URL": server.base_url})
+        assert again.exit_code == 0, again.output
+        assert server.stats.requests == before
+        assert _records(out) == records
+    agent_prompts = [m for m in responder.requests if not responder.is_simulator(m)]
+    sim_prompts = [m for m in responder.requests if responder.is_simulator(m)]
+    assert agent_prompts and sim_prompts
+    assert all(step_of(m) is not None for m in agent_prompts)
+    for messages in agent_prompts:  # the prompts as sent: no card, no hidden state, no annotation
+        text = json.dumps(messages)
+        assert MARK not in text and "Hidden state" not in text
+    assert any(MARK in json.dumps(m) for m in sim_prompts)  # the simulator does see the cards (the test can fail)
+    for r in records:
+        assert len(r["steps"]) == 3
+        for s in r["steps"]:
+            sim = s["simulator"]
+            assert sim["valid"], sim
+            assert 1 <= len(sim["raw"]) <= 2
+            if len(sim["raw"]) == 2:  # the unusable first reply was asked again
+                assert "{" not in sim["raw"][0]
+            assert s["client_turns"][0]["speaker"] == r["clients"][0]
+        intensities = [s["state"]["emotions"][r["clients"][0]]["intensity"] for s in r["steps"]]
+        start = r["initial_state"]["emotions"][r["clients"][0]]["intensity"]
+        assert intensities == [max(0, start - i) for i in (1, 2, 3)]  # the simulator's state, as it said
+    assert any(len(s["simulator"]["raw"]) == 2 for r in records for s in r["steps"])
+    run = json.loads((out / "run.json").read_text())
+    assert run["calls"]["simulator_total"] == sum(len(s["simulator"]["raw"]) for r in records for s in r["steps"])
+    assert run["calls"]["agent_total"] == len(agent_prompts)
+    assert (out / "logs").is_dir() and any((out / "logs").iterdir())
+
+
+def test_a_simulator_that_never_answers_usably_leaves_the_state_and_counts(isolated_env):
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    out = isolated_env / "run"
+    with FakeOpenAI(LoopAnswers(broken_simulator=True)) as server:
+        result = _eval(out, "--model", "baseline/attend", "--simulator", "openai/fake-sim", "--data", str(data), "--horizon", "2",
+                       env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+    for r in _records(out):
+        assert not r["valid"] and "simulator" in r["error"]
+        for s in r["steps"]:
+            assert not s["simulator"]["valid"] and len(s["simulator"]["raw"]) == 2
+            assert s["state"] == r["initial_state"] and s["client_turns"] == []
+        assert r["metrics"]["invalid_simulator_steps"] == 2
+
+
+def test_the_judge_rates_every_turn_the_agent_took(isolated_env):
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    responder = LoopAnswers()
+    out = isolated_env / "run"
+    with FakeOpenAI(responder) as server:
+        result = _eval(out, "--model", "baseline/attend", "--judge", "openai/fake-judge", "--data", str(data), "--horizon", "2",
+                       env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+    judged = [m for m in responder.requests if "careful rater" in str(m[0]["content"])]
+    records = _records(out)
+    steps = [s for r in records for s in r["steps"]]
+    assert steps and all(s["action"]["intervened"] for s in steps)
+    assert all(s["judge_strategy"] in (1, 2, 3, 4, 5) for s in steps)
+    assert len(judged) >= len(steps)  # one request per turn (and a re-ask where the reply was no score)
+    for messages in judged:  # the rubric names the agent's own strategy and target, and shows its turn
+        assert "Strategy: " in messages[1]["content"] and "I can see how much this is weighing on you" in messages[1]["content"]
+    summary = json.loads((out / "summary.json").read_text())
+    both = summary["sim"]["both"]["turn_judge"]
+    assert both["value"] == sum(s["judge_strategy"] for s in steps) / len(steps) and both["n"] == len(steps)
+    run = json.loads((out / "run.json").read_text())
+    assert run["judge"] == "openai/fake-judge" and run["judge_prompt_sha"] and run["calls"]["judge"] == len(steps)
+    assert run["calls"]["agent_total"] == 0  # the reference agent answers offline
