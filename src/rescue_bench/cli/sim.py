@@ -61,9 +61,10 @@ def check_agent(model: str) -> str:
 
 
 def check_simulator(simulator: str) -> str:
+    from rescue_bench.labels import is_baseline
     from rescue_bench.sim import SIMULATOR
 
-    if simulator != SIMULATOR and (simulator.startswith("baseline/") or "/" not in simulator):
+    if simulator != SIMULATOR and (is_baseline(simulator) or "/" not in simulator):
         raise fail(f"--simulator must be {SIMULATOR!r} or an inspect_ai model such as openai/gpt-4o (got {simulator!r})")
     return simulator
 

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from rescue_bench.data.models import Clip
-from rescue_bench.labels import strategies
+from rescue_bench.labels import is_baseline, strategies
 from rescue_bench.sim.lexicon import NEGATIVE_WORDS, POSITIVE_WORDS, words
 from rescue_bench.sim.state import HiddenState, most_distressed
 from rescue_bench.tasks.instance import RowView
@@ -129,7 +129,7 @@ def replayed_answer(answers: dict[str, str], step: str) -> str | None:
 
 def agent_kind(model: str) -> tuple[str, str | None]:
     """``("reference", name)``, ``("baseline", method)`` or ``("model", None)`` for an agent name."""
-    if model.startswith("baseline/"):
+    if is_baseline(model):
         name = model.split("/", 1)[1]
         return ("reference", name) if name in REFERENCE_AGENTS else ("baseline", name)
     return "model", None
