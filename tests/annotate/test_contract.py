@@ -219,3 +219,15 @@ def test_the_prompt_takes_labels_and_rules_from_labels_py():
     assert system_prompt("couple", "none") != system_prompt("couple", "video")
     check = check_answer('{"rows": []}', _ctx(_manifest()))
     assert "cue(s) 1, 2, 3, 4 are in no row" in reask_prompt(check.problems)
+
+
+def test_the_draft_contract_names_exactly_the_release_row_fields():
+    """The drafting prompt's field list (``ROW_FIELDS`` plus the tool-set ``TOOL_FIELDS``) is the
+    release row schema of :class:`rescue_bench.data.models.Row`, neither more nor less: a field
+    added to the data model and forgotten here would never be drafted, one added here only would be
+    a key the release does not have."""
+    from rescue_bench.annotate.contract import ROW_FIELDS, TOOL_FIELDS
+    from rescue_bench.data.models import Row
+
+    assert set(ROW_FIELDS) | set(TOOL_FIELDS) == set(Row.model_fields)
+    assert not set(ROW_FIELDS) & set(TOOL_FIELDS)
