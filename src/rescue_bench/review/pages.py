@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
+from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
 from rescue_bench.review.assets import row_number, subtitles
 from rescue_bench.review.context import AuthError, state
@@ -32,9 +33,18 @@ _env.filters["dumps"] = dumps
 
 SHORTCUTS = (
     ("Ctrl+S", "save"),
-    ("Ctrl+Enter", "save and mark reviewed"),
+    ("Ctrl+Enter", "save, mark reviewed, next row"),
     ("Alt+N / Alt+P", "next / previous row"),
+    ("Alt+Shift+N", "next segment"),
+    ("0-9 in a list", "choose that option"),
+    ("Alt+K / Alt+R", "play-pause / replay the clip"),
+    ("Alt+, / Alt+.", "slower / faster"),
+    ("Alt+L", "loop"),
 )
+"""The row page's keyboard shortcuts, listed on the page (row.js binds them)."""
+
+SUBTITLE_NEIGHBOURS = 2
+"""Rows of subtitles shown on each side of the current row."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -126,6 +136,25 @@ def segment_page(segment: str, request: Request) -> Response:
     )
 
 
+@router.get("/segments/{segment}/next")
+def next_segment(segment: str, request: Request) -> Response:
+    """The first row not reviewed of the next segment after this one (in the user's list) that is
+    neither done nor discarded, wrapping around; the dashboard when there is none."""
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        listed = progress.segment_list(session, user)
+        keys = [s["id"] for s in listed]
+        start = keys.index(segment) + 1 if segment in keys else 0
+        for s in listed[start:] + listed[:start]:
+            if s["id"] == segment or s["status"] == "discarded" or s["reviewed"] >= s["rows"]:
+                continue
+            seg = access.get_segment(session, user, s["id"])
+            todo = next((r.position for r in edits.segment_rows(session, user, seg) if not r.reviewed), 1)
+            return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
+    return RedirectResponse("/", status_code=303)
+
+
 def _users(session: Any) -> list[dict[str, Any]]:
     from rescue_bench.review.users import list_users
 
@@ -140,7 +169,8 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         seg = access.get_segment(session, user, segment)
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
-        near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
+        reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
+        near = edits.segment_rows(session, user, seg, [p for p in reach if 1 <= p <= seg.row_count])
         comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
         mine = next(r for r in near if r.position == row_index)
         # a row never saved has no history (comments are listed on their own); an annotator of an
@@ -164,7 +194,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
     rows_for_subs: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
     for pos, item in by_pos.items():
         rows_for_subs[pos - 1] = item.row
-    subs = subtitles(rows_for_subs, row_index, manifest.manifest)
+    subs = subtitles(rows_for_subs, row_index, manifest.manifest, neighbours=SUBTITLE_NEIGHBOURS)
     form_html = _form_html(seg.scenario, tuple(seg.participants))
     known = {f.name for f in FIELDS}
     extras = {k: v for k, v in current.row.items() if k not in known}
@@ -190,7 +220,10 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             "editing_final": editing_final,
             "labels": {f.name: f.label for f in FIELDS},
             "shortcuts": SHORTCUTS,
+            "therapist": labels.THERAPIST,
+            "group_labels": sorted(labels.GROUP_LABELS.values()),
             "page_data": {
+                "user": user.username,
                 "segment": seg.key,
                 "position": row_index,
                 "rows": seg.row_count,
