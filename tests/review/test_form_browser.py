@@ -71,3 +71,176 @@ def test_every_page_passes_axe_with_zero_violations(browser: Any, site: Deployme
     alice.close()
     bad = {k: v for k, v in found.items() if v}
     assert not bad, "\n".join(f"{k}: {line}" for k, lines in bad.items() for line in lines)
+
+
+def test_arrival_focus_hotkeys_and_ctrl_enter_moves_on(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[2])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/3")
+    page.keyboard.press("Alt+KeyN")
+    page.wait_for_url(f"**/segments/{key}/rows/4")
+    # the focus is on the first field, not on the page body
+    assert page.evaluate("document.activeElement.id") == "f-primary_speaker"
+    # per-choice hotkeys: with a label select focused, digit N picks choice N, 0 clears it
+    couple_patterns = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening"]
+    page.locator("#f-primary_speaker").select_option(index=1)  # a client: the relation pattern applies
+    page.focus("#f-relation_pattern")
+    page.keyboard.press("2")
+    assert page.locator("#f-relation_pattern").input_value() == couple_patterns[1]
+    page.keyboard.press("4")
+    assert page.locator("#f-relation_pattern").input_value() == couple_patterns[3]
+    # its definition is shown as a hint, with the boundary rule that names it
+    hint = page.locator("#f-relation_pattern-hint").inner_text()
+    assert "fragile loosening" in hint and "Boundary:" in hint and "sustained shared stance" in hint
+    # readable names, not bare keys
+    assert page.locator("#f-relation_pattern option[value=pursue_withdraw]").inner_text() == "1 · Pursue withdraw"
+    p.shot("row-hotkeys.png")
+    # Ctrl+Enter saves, marks reviewed and moves on to the next row
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/segments/{key}/rows/5")
+    row = site.client("alice").get(f"/api/segments/{key}/rows/4").json()
+    assert row["reviewed"] and row["row"]["relation_pattern"] == couple_patterns[3]
+    # on to the next segment: its first row not reviewed
+    page.keyboard.press("Alt+Shift+KeyN")
+    page.wait_for_url(lambda url: f"/segments/{key}/" not in url and "/rows/" in url)
+    assert page.locator("#row-form").count() == 1
+    p.close()
+
+
+def test_fields_follow_the_speaker_role(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[2])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/7")
+    page.locator("#f-primary_speaker").select_option("Therapist")
+    for name in ("support_strategy", "relation_cycle_state"):
+        assert page.locator(f"#field-{name}").is_visible(), name
+    for name in ("relation_pattern", "utterance_type", "relation_pattern_evidence_rows"):
+        field = page.locator(f"#field-{name}")
+        has_value = "has-value" in (field.get_attribute("class") or "")
+        # a client-only field is hidden on a therapist row unless it holds a value (then it says so)
+        assert field.is_visible() == has_value, name
+        if has_value:
+            assert "Only for client rows" in field.locator(".role-note").inner_text()
+    client = page.locator("#f-primary_speaker option").nth(1).get_attribute("value")
+    page.locator("#f-primary_speaker").select_option(client)
+    assert page.locator("#field-relation_pattern").is_visible()
+    strategy = page.locator("#field-support_strategy")
+    assert strategy.is_visible() == ("has-value" in (strategy.get_attribute("class") or ""))
+    p.shot("row-client-role.png")
+    p.close()
+
+
+def test_the_segment_video_follows_the_row_list(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[0])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}")
+    rows = page.locator("#rows tbody tr[data-start]")
+    target = next(i for i in range(rows.count()) if float(rows.nth(i).get_attribute("data-start")) < 3.5)
+    row = rows.nth(target)
+    page.evaluate("document.getElementById('segment-video').muted = true")
+    row.locator("button.seek").click()
+    page.wait_for_selector("#rows tbody tr.playing")
+    start = float(row.get_attribute("data-start"))
+    state = page.evaluate("(() => { const v = document.getElementById('segment-video'); return { t: v.currentTime, paused: v.paused }; })()")
+    assert state["t"] >= start - 0.05
+    playing = page.locator("#rows tbody tr.playing")
+    assert float(playing.get_attribute("data-start")) <= state["t"] + 0.5
+    assert playing.get_attribute("aria-current") == "true"
+    assert page.url.endswith(f"/segments/{key}")  # seeking does not open the row
+    p.shot("segment-playing.png")
+    p.close()
+
+
+def test_row_clip_speed_loop_padding_keys_and_more_subtitles(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[0])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/3")
+    # two rows of subtitles on each side
+    assert page.locator("#subtitles .sub").count() == 5
+    video = page.locator("#row-video")
+    assert "/video" in video.get_attribute("src")  # no clip for row 3: the segment video's window
+    p.goto(f"/segments/{key}/rows/2")  # the test video is 4 s long: row 2's own clip plays
+    page.evaluate("document.getElementById('row-video').muted = true")
+    page.keyboard.press("Alt+Period")
+    assert page.evaluate("document.getElementById('row-video').playbackRate") == 1.25
+    page.keyboard.press("Alt+Comma")
+    page.keyboard.press("Alt+Comma")
+    assert page.evaluate("document.getElementById('row-video').playbackRate") == 0.75
+    page.keyboard.press("Alt+KeyL")
+    assert page.locator("#clip-loop").is_checked()
+    page.keyboard.press("Alt+KeyK")
+    page.wait_for_timeout(400)
+    assert page.evaluate("!document.getElementById('row-video').paused")
+    page.keyboard.press("Alt+KeyK")
+    assert page.evaluate("document.getElementById('row-video').paused")
+    # padding: the window starts before the row (from the segment video)
+    p.goto(f"/segments/{key}/rows/2")
+    page.select_option("#clip-pad", "1")
+    assert "/video" in page.locator("#row-video").get_attribute("src")
+    page.keyboard.press("Alt+KeyR")
+    page.wait_for_timeout(300)
+    start = float(page.locator("#f-start_time").input_value())
+    assert page.evaluate("document.getElementById('row-video').currentTime") < start
+    page.select_option("#clip-pad", "0")
+    assert page.locator("#row-video").get_attribute("src").endswith("/rows/2.mp4")
+    p.close()
+
+
+def test_a_time_edit_marks_the_clip_stale(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[0])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/2")
+    assert page.locator("#clip-stale").is_hidden()
+    start = float(page.locator("#f-start_time").input_value())
+    page.fill("#f-start_time", str(start + 0.5))
+    assert page.locator("#clip-stale").is_visible()
+    assert "stale" in page.locator("#clip-stale").inner_text()
+    p.shot("row-clip-stale.png")
+    page.fill("#f-start_time", str(start))
+    assert page.locator("#clip-stale").is_hidden()
+    p.close()
+
+
+def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
+    key = _key(site, COUPLE[1])
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/8")
+    page.fill("#f-tone_of_voice", "typed before the session ended")
+    page.context.clear_cookies()  # the session ends (expired, logged out elsewhere)
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#relogin[open]")
+    p.shot("row-relogin.png")
+    assert page.url.endswith(f"/segments/{key}/rows/8")  # still on the page, the edit in the form
+    assert page.locator("#f-tone_of_voice").input_value() == "typed before the session ended"
+    page.fill("#relogin-password", "correct horse battery")
+    page.click("#relogin-submit")
+    page.wait_for_selector("#row-status.edited")
+    row = site.client("alice").get(f"/api/segments/{key}/rows/8").json()
+    assert row["row"]["tone_of_voice"] == "typed before the session ended"
+    # and an edit still unsaved when the page itself is gone comes back from this browser
+    page.fill("#f-tone_of_voice", "typed, then the tab was closed")
+    page.wait_for_timeout(400)
+    page.context.clear_cookies()
+    page.close(run_before_unload=False)
+    page = p.page = p.context.new_page()
+    page.goto(f"{site.server.base_url}/segments/{key}/rows/8")
+    page.wait_for_url("**/login**")
+    page.fill("#username", "alice")
+    page.fill("#password", "correct horse battery")
+    page.click("#login-submit")
+    page.wait_for_url(f"**/segments/{key}/rows/8")
+    page.wait_for_selector("#row-form")
+    assert page.locator("#f-tone_of_voice").input_value() == "typed, then the tab was closed"
+    assert page.locator("#dirty").is_visible()
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#dirty", state="hidden")
+    assert site.client("alice").get(f"/api/segments/{key}/rows/8").json()["row"]["tone_of_voice"] == "typed, then the tab was closed"
+    page.reload()
+    assert page.locator("#dirty").is_hidden()  # nothing left to restore once saved
+    p.close()

@@ -20,7 +20,9 @@ const Review = (() => {
 
   async function api(method, url, body) {
     let resp = await send(method, url, body);
-    if (resp.status === 401 && !url.endsWith("/api/login") && !url.endsWith("/api/logout")) {
+    // an ended session answers 401, or 403 for a write (its CSRF token went with the session)
+    const ended = resp.status === 401 || (resp.status === 403 && /csrf/i.test(detail(resp)));
+    if (ended && !url.endsWith("/api/login") && !url.endsWith("/api/logout")) {
       if (document.getElementById("relogin") && (await relogin())) resp = await send(method, url, body);
       else if (!document.getElementById("relogin")) window.location.href = "/login?next=" + encodeURIComponent(window.location.pathname);
     }

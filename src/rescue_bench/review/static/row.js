@@ -473,8 +473,10 @@
     let win = null; // [start, end] in the segment video, or null for the clip as cut
     try {
       const prefs = JSON.parse(localStorage.getItem(prefsKey) || "{}");
-      if (prefs.speed) speed.value = String(prefs.speed);
-      if (prefs.pad && !pad.disabled) pad.value = String(prefs.pad);
+      const rate = [...speed.options].findIndex((o) => Number(o.value) === prefs.speed);
+      if (rate >= 0) speed.selectedIndex = rate;
+      const padding = [...pad.options].findIndex((o) => Number(o.value) === prefs.pad);
+      if (padding >= 0 && !pad.disabled) pad.selectedIndex = padding;
       loop.checked = !!prefs.loop;
     } catch (e) { /* defaults */ }
     media.configure = () => {
