@@ -244,3 +244,64 @@ def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
     page.reload()
     assert page.locator("#dirty").is_hidden()  # nothing left to restore once saved
     p.close()
+
+
+def test_adjudication_with_the_clip_subtitles_a_per_item_diff_and_no_json(browser: Any, site: Deployment):
+    from tests.review.conftest import _demo_rows
+    from tests.review.helpers import make_assets
+
+    sample = COUPLE[5]
+    make_assets(site.assets, sample, _demo_rows(sample), clip_rows=(2,))
+    key = site.info["independent"]
+    people = site.client("admin").get(f"/api/segments/{key}").json()["participants"]
+    a, b = people[0], people[1]
+    same = {"person": a, "emotion_description": "hurt", "intensity": 6}
+    values = {
+        "carol": ("attack_attack", [same, {"person": b, "emotion_description": "defensive", "intensity": 4}]),
+        "dave": ("pursue_withdraw", [same, {"person": b, "emotion_description": "ashamed", "intensity": 5}]),
+    }
+    for who, (pattern, emotions) in values.items():
+        c = site.client(who)
+        version = c.get(f"/api/segments/{key}/rows/5").json()["version"]
+        fields = {"relation_pattern": pattern, "internal_emotion": emotions}
+        assert c.put(f"/api/segments/{key}/rows/5", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
+    p = Page(browser, site, "admin")
+    page = p.page
+    p.goto(f"/segments/{key}/adjudicate")
+    card = page.locator("#adj-5")
+    # list fields are compared item by item: the shared item is marked as such, the others differ
+    emotion = card.locator("tr[data-field=internal_emotion] .option", has_text="carol")
+    assert emotion.locator(".diff-item").count() == 2
+    assert emotion.locator(".diff-item.same").count() == 1 and "hurt" in emotion.locator(".diff-item.same").inner_text()
+    assert "defensive" in emotion.locator(".diff-item.differs").inner_text()
+    # labels by their readable names
+    pattern_row = card.locator("tr[data-field=relation_pattern]")
+    assert "Attack attack" in pattern_row.inner_text() and "attack_attack" not in pattern_row.inner_text()
+    # the clip and the subtitles of the row
+    card.locator(".adj-play").click()
+    assert card.locator(".adj-subs").get_attribute("open") is not None
+    assert card.locator(".adj-subs .sub.current").count() == 1
+    assert "/video" in page.locator("#adj-video").get_attribute("src")  # row 5 has no clip: the segment video
+    p.shot("adjudicate-media.png")
+    assert not _axe(page)
+    # "other" is a choice of the field's own kind, not JSON to type
+    pattern_row.locator("select.custom-value").select_option("withdraw_withdraw")
+    assert pattern_row.locator("input[value=custom]").is_checked()
+    card.locator("tr[data-field=internal_emotion] .option", has_text="dave").locator("input").check()
+    card.locator(".adj-save").click()
+    card.locator(".adj-status", has_text="adjudicated").wait_for()
+    final = site.client("admin").get(f"/api/segments/{key}/rows/5").json()["row"]
+    assert final["relation_pattern"] == "withdraw_withdraw" and final["internal_emotion"] == values["dave"][1]
+    p.close()
+
+
+def test_an_empty_filter_says_so(browser: Any, site: Deployment):
+    p = Page(browser, site, "alice")
+    page = p.page
+    assert page.locator("#segment-filter-empty").is_hidden()
+    page.fill("#segment-filter", "no-such-segment-anywhere")
+    assert page.locator("#segment-filter-empty").is_visible()
+    assert "no-such-segment-anywhere" in page.locator("#segment-filter-empty").inner_text()
+    page.fill("#segment-filter", "")
+    assert page.locator("#segment-filter-empty").is_hidden()
+    p.close()

@@ -15,7 +15,7 @@ from rescue_bench.review import access, adjudication, edits, progress, ratings
 from rescue_bench.review.assets import row_number, subtitles
 from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
-from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
+from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
 from rescue_bench.review.models import REVIEW_MODES, User, dumps
 
 router = APIRouter(include_in_schema=False)
@@ -30,6 +30,39 @@ _env = jinja2.Environment(
 )
 _env.filters["compact"] = compact
 _env.filters["dumps"] = dumps
+_env.filters["readable"] = readable
+
+KINDS = {f.name: f.kind for f in FIELDS}
+"""How each row field is edited (the adjudication page offers an own value of the same kind)."""
+
+
+def shown(name: str, value: Any) -> str:
+    """A field value as the pages show it: label keys by their readable name, lists on one line."""
+    if KINDS.get(name) in LABEL_KINDS and isinstance(value, str) and value:
+        return readable(value)
+    if name == "support_strategy" and isinstance(value, list):
+        value = [{**v, "strategy_type": readable(v["strategy_type"])} if isinstance(v, dict) and isinstance(v.get("strategy_type"), str) and v["strategy_type"] else v for v in value]
+    return compact(value)
+
+
+def diff_options(name: str, options: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
+    """Per option of a disputed field, its items as ``(text, status)``: a list field is compared item
+    by item (``same``: every other option holds this item too; ``differs``: not), a scalar is one item."""
+    if KINDS.get(name) not in ("list", "names", "ints"):
+        return [[(shown(name, o["value"]) if o["present"] else "(absent)", "differs")] for o in options]
+    lists = [[dumps(v) for v in o["value"]] if isinstance(o["value"], list) else [] for o in options]
+    out = []
+    for i, o in enumerate(options):
+        if not o["present"] or not isinstance(o["value"], list) or not o["value"]:
+            out.append([("(absent)" if not o["present"] else "(none)", "differs")])
+            continue
+        others = [set(items) for j, items in enumerate(lists) if j != i]
+        out.append([(shown(name, [v]), "same" if all(lists[i][k] in other for other in others) else "differs") for k, v in enumerate(o["value"])])
+    return out
+
+
+_env.globals["diff_options"] = diff_options
+_env.globals["shown"] = shown
 
 SHORTCUTS = (
     ("Ctrl+S", "save"),
@@ -153,6 +186,27 @@ def next_segment(segment: str, request: Request) -> Response:
             todo = next((r.position for r in edits.segment_rows(session, user, seg) if not r.reviewed), 1)
             return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
     return RedirectResponse("/", status_code=303)
+
+
+def adjudication_media(request: Request, seg: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the adjudication page shows beside each row: whether the segment has a video and which rows
+    have their own clip, each row's subtitles (with one row on each side), and the segment's choices
+    for a value of the adjudicator's own."""
+    st = state(request)
+    manifest = st.assets.manifest(seg.sample_id).manifest
+    finals: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+    for r in rows:
+        if 1 <= r["row_index"] <= seg.row_count:
+            finals[r["row_index"] - 1] = r["final"]["row"]
+    clips = {r["row_index"]: st.assets.row_clip(seg.sample_id, row_number(r["final"]["row"], r["row_index"])) is not None for r in rows}
+    return {
+        "has_video": st.assets.video(seg.sample_id) is not None,
+        "clips": clips,
+        "clip_numbers": {r["row_index"]: row_number(r["final"]["row"], r["row_index"]) for r in rows},
+        "row_subs": {r["row_index"]: subtitles(finals, r["row_index"], manifest, neighbours=1) for r in rows},
+        "choices": choices(seg.scenario, list(seg.participants)),
+        "kinds": KINDS,
+    }
 
 
 def _users(session: Any) -> list[dict[str, Any]]:

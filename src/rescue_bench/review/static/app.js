@@ -131,9 +131,16 @@ document.addEventListener("DOMContentLoaded", () => {
   const filter = document.getElementById("segment-filter");
   if (filter) filter.addEventListener("input", () => {
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
     for (const tr of document.querySelectorAll("#segments tbody tr")) {
       const hay = tr.dataset.filter || "";
       tr.hidden = !words.every((w) => hay.includes(w));
+      if (!tr.hidden) shown += 1;
+    }
+    const empty = document.getElementById("segment-filter-empty");
+    if (empty) {
+      empty.hidden = shown > 0;
+      empty.textContent = shown ? "" : `No segment matches "${filter.value.trim()}". Clear the filter to see them all.`;
     }
   });
 
