@@ -144,6 +144,14 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
 
+  // links to pages that take a while (the agreement report): say so at once
+  for (const link of document.querySelectorAll("a[data-wait]")) {
+    link.addEventListener("click", () => {
+      document.body.classList.add("busy");
+      toast(link.dataset.wait, "wait");
+    });
+  }
+
   // clickable table rows
   for (const tr of document.querySelectorAll("tr.clickable")) {
     tr.addEventListener("click", (ev) => {
