@@ -305,3 +305,35 @@ def test_an_empty_filter_says_so(browser: Any, site: Deployment):
     page.fill("#segment-filter", "")
     assert page.locator("#segment-filter-empty").is_hidden()
     p.close()
+
+
+def test_an_admin_sets_up_a_questionnaire_in_the_page(browser: Any, site: Deployment, tmp_path: Any):
+    import csv
+
+    good, bad = tmp_path / "ui-sample.csv", tmp_path / "broken.csv"
+    header = ["id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score", "model"]
+    with good.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header, ["er-9", "er", COUPLE[1], "couple", "3", "hurt (intensity 5)", "sad (intensity 4)", "judge-said-3", "", "model-y"]])
+    with bad.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header, ["er-9", "xx", COUPLE[1], "couple", "3", "hurt", "sad", "", "", ""]])
+    p = Page(browser, site, "admin")
+    page = p.page
+    p.goto("/ratings")
+    page.set_input_files("#q-file", str(bad))
+    page.fill("#q-name", "set up in the page")
+    page.check("input[name=q-rater][value=bob]")
+    page.click("#q-submit")
+    page.wait_for_selector("#q-error:not([hidden])")
+    assert "broken.csv:2" in page.locator("#q-error").inner_text()  # file and line named
+    page.set_input_files("#q-file", str(good))
+    page.click("#q-submit")
+    page.wait_for_selector("#questionnaires td:text('set up in the page')")
+    p.shot("ratings-setup.png")
+    assert not _axe(page)
+    p.close()
+    bob = Page(browser, site, "bob")
+    bob.page.click("#my-questionnaires a")
+    bob.page.wait_for_url("**/ratings/*/1")
+    assert "sad (intensity 4)" in bob.page.locator("#answer").inner_text()
+    assert "model-y" not in bob.page.content() and "judge-said-3" not in bob.page.content()
+    bob.close()

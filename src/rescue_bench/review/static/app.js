@@ -233,6 +233,30 @@ document.addEventListener("DOMContentLoaded", () => {
     if (resp.status === 200) toast("Saved"); else toast(detail(resp), "error");
   });
 
+  // questionnaires page (admins): set one up from a sample CSV
+  const qForm = document.getElementById("questionnaire-form");
+  if (qForm) qForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const err = document.getElementById("q-error");
+    err.hidden = true;
+    const file = document.getElementById("q-file").files[0];
+    if (!file) return;
+    const body = {
+      name: document.getElementById("q-name").value,
+      file_name: file.name,
+      csv: await file.text(),
+      raters: [...qForm.querySelectorAll("input[name=q-rater]:checked")].map((i) => i.value),
+    };
+    const resp = await api("POST", "/api/ratings", body);
+    if (resp.status === 201) {
+      toast(`Questionnaire created: ${resp.body.items} item(s), ${resp.body.raters.length} rater(s)`);
+      setTimeout(() => window.location.reload(), 800);
+    } else {
+      err.textContent = detail(resp);
+      err.hidden = false;
+    }
+  });
+
   // comments (segment page and row page)
   const commentForm = document.getElementById("comment-form");
   if (commentForm) commentForm.addEventListener("submit", async (ev) => {
