@@ -85,7 +85,10 @@ def test_arrival_focus_hotkeys_and_ctrl_enter_moves_on(browser: Any, site: Deplo
     # per-choice hotkeys: with a label select focused, digit N picks choice N, 0 clears it
     couple_patterns = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening"]
     page.locator("#f-primary_speaker").select_option(index=1)  # a client: the relation pattern applies
-    page.focus("#f-relation_pattern")
+    page.keyboard.press("Alt+KeyJ")  # the label lists in turn: utterance type, then the relation pattern
+    assert page.evaluate("document.activeElement.id") == "f-utterance_type"
+    page.keyboard.press("Alt+KeyJ")
+    assert page.evaluate("document.activeElement.id") == "f-relation_pattern"
     page.keyboard.press("2")
     assert page.locator("#f-relation_pattern").input_value() == couple_patterns[1]
     page.keyboard.press("4")

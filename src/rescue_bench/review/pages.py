@@ -69,6 +69,7 @@ SHORTCUTS = (
     ("Ctrl+Enter", "save, mark reviewed, next row"),
     ("Alt+N / Alt+P", "next / previous row"),
     ("Alt+Shift+N", "next segment"),
+    ("Alt+J / Alt+Shift+J", "next / previous label list"),
     ("0-9 in a list", "choose that option"),
     ("Alt+K / Alt+R", "play-pause / replay the clip"),
     ("Alt+, / Alt+.", "slower / faster"),

@@ -594,8 +594,20 @@
     else if (ev.altKey && ev.shiftKey && ev.code === "KeyN") { ev.preventDefault(); go("next-segment"); }
     else if (ev.altKey && ev.code === "KeyN") { ev.preventDefault(); go("next-row"); }
     else if (ev.altKey && ev.code === "KeyP") { ev.preventDefault(); go("prev-row"); }
+    else if (ev.altKey && ev.code === "KeyJ") { ev.preventDefault(); jump(ev.shiftKey ? -1 : 1); }
     else if (ev.altKey && media.keys[ev.code]) { ev.preventDefault(); media.keys[ev.code](); }
   });
+
+  // Alt+J / Alt+Shift+J: the next / previous label list of this row (utterance type, relation cycle
+  // state or pattern, support strategies), skipping those the speaker's role hides
+  function jump(step) {
+    const lists = [...form.querySelectorAll('select[data-kind="utterance"], select[data-kind="pattern"], select[data-kind="strategy"]')].filter((s) => s.offsetParent !== null && !s.closest(".field.off-role"));
+    if (!lists.length) return;
+    const at = lists.indexOf(document.activeElement);
+    const next = lists[(at < 0 ? (step > 0 ? 0 : lists.length - 1) : (at + step + lists.length) % lists.length)];
+    next.focus();
+    next.scrollIntoView({ block: "nearest" });
+  }
 
   // Ctrl+Enter: save, mark reviewed, and move on (the last row of a segment goes on to the next segment)
   async function saveAndNext() {
