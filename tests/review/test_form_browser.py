@@ -13,14 +13,19 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, CHROMIUM, COUPLE, Deployment, Page
-from tests.review.test_overlap_browser import site  # noqa: F401  (the fixture: questionnaire + independent segment)
+from tests.review.helpers import ARTIFACTS, CHROMIUM, COUPLE, Deployment, Page, demo_rows, make_assets, overlap_site
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
     pytest.mark.timeout(600),
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
+
+
+@pytest.fixture(scope="module")
+def site(sqlite_deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """The demo server with a questionnaire and a segment reviewed independently by carol and dave."""
+    return overlap_site(sqlite_deployment, tmp_path_factory.mktemp("sample"))
 
 
 def _axe(page: Any) -> list[str]:
@@ -250,11 +255,8 @@ def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
 
 
 def test_adjudication_with_the_clip_subtitles_a_per_item_diff_and_no_json(browser: Any, site: Deployment):
-    from tests.review.conftest import _demo_rows
-    from tests.review.helpers import make_assets
-
     sample = COUPLE[5]
-    make_assets(site.assets, sample, _demo_rows(sample), clip_rows=(2,))
+    make_assets(site.assets, sample, demo_rows(sample), clip_rows=(2,))
     key = site.info["independent"]
     people = site.client("admin").get(f"/api/segments/{key}").json()["participants"]
     a, b = people[0], people[1]

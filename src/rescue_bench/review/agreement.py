@@ -329,7 +329,7 @@ def state_of(session: Session) -> tuple[Any, ...]:
     copies = session.execute(select(func.count(Copy.id), func.coalesce(func.max(Copy.id), 0))).one()
     segments = session.execute(select(func.count(Segment.id), func.count(Segment.id).filter(Segment.status == "discarded"))).one()
     last = session.execute(select(func.coalesce(func.max(AuditEntry.id), 0))).scalar_one()
-    return (str(session.get_bind().url), *values, *copies, *segments, last)
+    return (str(session.get_bind().engine.url), *values, *copies, *segments, last)
 
 
 def database_report(session: Session, **kwargs: Any) -> dict[str, Any]:
