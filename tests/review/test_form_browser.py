@@ -124,6 +124,8 @@ def test_fields_follow_the_speaker_role(browser: Any, site: Deployment):
     page.locator("#f-primary_speaker").select_option("Therapist")
     for name in ("support_strategy", "relation_cycle_state"):
         assert page.locator(f"#field-{name}").is_visible(), name
+    page.locator("#field-support_strategy").scroll_into_view_if_needed()
+    p.shot("row-therapist-role.png")
     for name in ("relation_pattern", "utterance_type", "relation_pattern_evidence_rows"):
         field = page.locator(f"#field-{name}")
         has_value = "has-value" in (field.get_attribute("class") or "")
@@ -136,6 +138,8 @@ def test_fields_follow_the_speaker_role(browser: Any, site: Deployment):
     assert page.locator("#field-relation_pattern").is_visible()
     strategy = page.locator("#field-support_strategy")
     assert strategy.is_visible() == ("has-value" in (strategy.get_attribute("class") or ""))
+    if not strategy.is_visible():  # and its section is not left as an empty box
+        assert page.locator("fieldset:has(#field-support_strategy)").is_hidden()
     p.shot("row-client-role.png")
     p.close()
 

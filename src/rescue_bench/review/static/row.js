@@ -384,6 +384,11 @@
       note.hidden = !filled;
       note.textContent = filled ? `Only for ${f.dataset.role} rows, but this ${role === "group" ? "group-speaker" : role} row has a value: it is kept unless you clear it.` : "";
     }
+    // a section left with nothing to show (support strategy on a client row) is not an empty box
+    for (const set of form.querySelectorAll("fieldset")) {
+      const fields = [...set.querySelectorAll(".field")];
+      set.hidden = fields.length > 0 && fields.every((f) => f.classList.contains("off-role") && !f.classList.contains("has-value"));
+    }
   }
 
   // with a select focused, digit N picks its choice N (0 = none): the choices are numbered
