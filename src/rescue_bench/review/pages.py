@@ -63,6 +63,8 @@ def diff_options(name: str, options: list[dict[str, Any]]) -> list[list[tuple[st
 
 _env.globals["diff_options"] = diff_options
 _env.globals["shown"] = shown
+_FIELD_LABELS = {f.name: f.label for f in FIELDS}
+_env.globals["field_label"] = lambda name: _FIELD_LABELS.get(name, name)
 
 SHORTCUTS = (
     ("Ctrl+S", "save"),
