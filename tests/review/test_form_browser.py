@@ -230,6 +230,11 @@ def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
     p.shot("row-relogin.png")
     assert page.url.endswith(f"/segments/{key}/rows/8")  # still on the page, the edit in the form
     assert page.locator("#f-tone_of_voice").input_value() == "typed before the session ended"
+    page.click("#relogin-cancel")  # not now: nothing is saved, and the page says so
+    page.locator("#toast", has_text="session has ended").wait_for()
+    assert page.locator("#dirty").is_visible()
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#relogin[open]")
     page.fill("#relogin-password", "correct horse battery")
     page.click("#relogin-submit")
     page.wait_for_selector("#row-status.edited")

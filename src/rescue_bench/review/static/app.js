@@ -25,6 +25,7 @@ const Review = (() => {
     if (ended && !url.endsWith("/api/login") && !url.endsWith("/api/logout")) {
       if (document.getElementById("relogin") && (await relogin())) resp = await send(method, url, body);
       else if (!document.getElementById("relogin")) window.location.href = "/login?next=" + encodeURIComponent(window.location.pathname);
+      else resp = { status: 401, body: { detail: "Not saved: your session has ended. Your changes stay on this page (and in this browser); log in again to save them." } };
     }
     return resp;
   }

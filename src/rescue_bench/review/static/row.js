@@ -338,6 +338,7 @@
     document.getElementById("conflict").hidden = true;
     showStatus();
     refreshDirty();
+    writeLocal();
     toast("Merged: your values are in the form. Save to apply them.");
   }
 
@@ -575,6 +576,7 @@
     for (const f of fieldEls) setField(f, base[f.dataset.field]);
     loadBase(base);
     showStatus();
+    forgetLocal();
   });
 
   if (data.segmentStatus === "discarded") {
