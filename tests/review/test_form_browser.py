@@ -260,6 +260,16 @@ def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
     assert site.client("alice").get(f"/api/segments/{key}/rows/8").json()["row"]["tone_of_voice"] == "typed, then the tab was closed"
     page.reload()
     assert page.locator("#dirty").is_hidden()  # nothing left to restore once saved
+    # logging out on purpose leaves no kept edit in the browser
+    page.fill("#f-tone_of_voice", "typed, then logged out")
+    page.wait_for_timeout(400)
+    assert page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('rescue-review:edits:alice:')).length") == 1
+    other = p.context.new_page()  # log out from another tab of the same browser
+    other.goto(site.server.base_url + "/")
+    other.click("#logout")
+    other.wait_for_url("**/login**")
+    assert other.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('rescue-review:edits:')).length") == 0
+    other.close()
     p.close()
 
 

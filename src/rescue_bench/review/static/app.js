@@ -106,6 +106,11 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const logout = document.getElementById("logout");
   if (logout) logout.addEventListener("click", async () => {
+    // logging out on purpose leaves nothing of this user's unsaved edits in the browser
+    const who = (document.getElementById("relogin-username") || {}).value;
+    try {
+      for (const k of Object.keys(localStorage)) if (who && k.startsWith(`rescue-review:edits:${who}:`)) localStorage.removeItem(k);
+    } catch (e) { /* storage disabled */ }
     await api("POST", "/api/logout");
     window.location.href = "/login";
   });
