@@ -24,6 +24,7 @@ from tests.review.helpers import (
     DEMO,
     FAMILY,
     Deployment,
+    demo_rows,
     fresh_database,
     make_assets,
     setup_database,
@@ -32,15 +33,6 @@ from tests.review.helpers import (
 
 USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator", "carol": "annotator", "dave": "annotator"}
 ASSIGN = {"alice": COUPLE[:3], "bob": [COUPLE[0], FAMILY[0]], "dave": COUPLE[3:5]}
-
-
-def _demo_rows(sample_id: str) -> list[dict]:
-    for line in DEMO.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            clip = json.loads(line)
-            if clip["sample_id"] == sample_id:
-                return clip["rows"]
-    raise KeyError(sample_id)
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +44,7 @@ def _deploy(backend: str, folder: Path) -> Iterator[Deployment]:
     with fresh_database(backend, folder) as url:
         setup_database(url, users=USERS, clips_file=DEMO, assign=ASSIGN)
         assets = folder / "assets"
-        make_assets(assets, COUPLE[0], _demo_rows(COUPLE[0]), clip_rows=(2,))
+        make_assets(assets, COUPLE[0], demo_rows(COUPLE[0]), clip_rows=(2,))
         # a symlink escaping the assets folder, and a manifest pointing outside it
         secret = folder / "outside-secret.txt"
         secret.write_text("top secret", encoding="utf-8")

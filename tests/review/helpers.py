@@ -309,3 +309,56 @@ def rescue(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RESCUE_REVIEW_")}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "rescue_bench.cli", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300, input=stdin)
+
+
+def demo_rows(sample_id: str) -> list[dict[str, Any]]:
+    """The rows of one demo clip."""
+    for line in DEMO.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            clip = json.loads(line)
+            if clip["sample_id"] == sample_id:
+                return list(clip["rows"])
+    raise KeyError(sample_id)
+
+
+RATING_SECRETS = ("judge-said-2", "judge-said-5", "secret-model-x")
+"""What a rater must never see: the judge's scores and the model's name in the questionnaire's sample."""
+
+
+def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
+    """The demo server with a questionnaire rated by alice, and one segment reviewed independently
+    by carol and dave (``info["questionnaire"]``, ``info["independent"]``)."""
+    import csv
+
+    from rescue_bench.judge_ratings import read_sample_csv
+    from rescue_bench.review import ratings
+    from rescue_bench.review.db import Database
+    from rescue_bench.review.users import get_user
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    sample = folder / "sample.csv"
+    with sample.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(
+            [
+                ["id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score", "model"],
+                ["er-1", "er", COUPLE[0], "couple", "4", "hurt and dismissed (intensity 6)", "annoyed, feels brushed off (intensity 4)", RATING_SECRETS[0], "", RATING_SECRETS[2]],
+                ["vp-2", "vp", FAMILY[0], "family", "7", "Mia -> Dad: he never listens to her | Mia -> Mum: she takes Dad's side",
+                 "Mia -> Dad: feels ignored by him | Mia -> Mum: sees her as neutral", RATING_SECRETS[1], "", RATING_SECRETS[2]],
+            ]
+        )
+    db = Database(deployment.db_url)
+    with db.write() as s:
+        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, "alice")])
+        deployment.info["questionnaire"] = rating_set.key
+    db.dispose()
+    admin = deployment.client("admin")
+    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
+    key = admin.segments()[COUPLE[5]]["id"]
+    deployment.info["independent"] = key
+    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
+        c = deployment.client(who)
+        for n in (2, 3, 4):
+            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
+            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
+            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
+    return deployment

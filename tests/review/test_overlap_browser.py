@@ -4,54 +4,22 @@ photographed at 1366x768 into test-artifacts/review/ for a reviewer to look at."
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, COUPLE, FAMILY, Deployment, Page
+from tests.review.helpers import RATING_SECRETS, Deployment, Page, overlap_site
 
 pytestmark = pytest.mark.timeout(600)
 
-SECRETS = ("judge-said-2", "judge-said-5", "secret-model-x")
+SECRETS = RATING_SECRETS
 
 
 @pytest.fixture(scope="module")
 def site(sqlite_deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     """The demo server with a questionnaire rated by alice, and one segment reviewed independently
     by carol and dave."""
-    from rescue_bench.judge_ratings import read_sample_csv
-    from rescue_bench.review import ratings
-    from rescue_bench.review.db import Database
-    from rescue_bench.review.users import get_user
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    sample = tmp_path_factory.mktemp("sample") / "sample.csv"
-    with sample.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows(
-            [
-                ["id", "task", "sample_id", "scenario", "row", "gold", "prediction", "judge_score", "human_score", "model"],
-                ["er-1", "er", COUPLE[0], "couple", "4", "hurt and dismissed (intensity 6)", "annoyed, feels brushed off (intensity 4)", SECRETS[0], "", SECRETS[2]],
-                ["vp-2", "vp", FAMILY[0], "family", "7", "Mia -> Dad: he never listens to her | Mia -> Mum: she takes Dad's side",
-                 "Mia -> Dad: feels ignored by him | Mia -> Mum: sees her as neutral", SECRETS[1], "", SECRETS[2]],
-            ]
-        )
-    db = Database(sqlite_deployment.db_url)
-    with db.write() as s:
-        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, "alice")])
-        sqlite_deployment.info["questionnaire"] = rating_set.key
-    db.dispose()
-    admin = sqlite_deployment.client("admin")
-    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
-    key = admin.segments()[COUPLE[5]]["id"]
-    sqlite_deployment.info["independent"] = key
-    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
-        c = sqlite_deployment.client(who)
-        for n in (2, 3, 4):
-            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
-            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
-            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
-    return sqlite_deployment
+    return overlap_site(sqlite_deployment, tmp_path_factory.mktemp("sample"))
 
 
 def test_a_rater_completes_one_rating_with_the_keyboard(browser: Any, site: Deployment):

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
 from typing import Any, Literal
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from rescue_bench.data.models import Row
@@ -44,7 +46,7 @@ from rescue_bench.metrics.agreement import Level, Unit, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci
 from rescue_bench.metrics.stats import mean_statistic
 from rescue_bench.review.edits import EDITABLE_FIELDS
-from rescue_bench.review.models import Copy, RowValue, Segment, SegmentRow, User, dumps
+from rescue_bench.review.models import AuditEntry, Copy, RowValue, Segment, SegmentRow, User, dumps
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.stp import resolve_target, strategy_type
 
@@ -313,10 +315,39 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
     return list(grouped.values()), reviews
 
 
+CACHE_SIZE = 16
+"""Reports kept per process (different settings or databases); the oldest is dropped first."""
+_cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def state_of(session: Session) -> tuple[Any, ...]:
+    """A fingerprint of everything the report reads: every value's version (a save, a review or an
+    adjudication raises one), the copies and segments (modes, overlap), the newest audit entry and the
+    segments' statuses. Cheap aggregates, so a page load after nothing changed costs milliseconds."""
+    values = session.execute(select(func.count(RowValue.id), func.coalesce(func.sum(RowValue.version), 0))).one()
+    copies = session.execute(select(func.count(Copy.id), func.coalesce(func.max(Copy.id), 0))).one()
+    segments = session.execute(select(func.count(Segment.id), func.count(Segment.id).filter(Segment.status == "discarded"))).one()
+    last = session.execute(select(func.coalesce(func.max(AuditEntry.id), 0))).scalar_one()
+    return (str(session.get_bind().engine.url), *values, *copies, *segments, last)
+
+
 def database_report(session: Session, **kwargs: Any) -> dict[str, Any]:
-    """:func:`agreement_report` of everything in the database (``kwargs`` as there)."""
+    """:func:`agreement_report` of everything in the database (``kwargs`` as there), computed once per
+    state of the database (:func:`state_of`) and settings: the agreement page recomputes its bootstrap
+    only after something changed. The cached report is shared: callers must not modify it."""
+    key = (state_of(session), dumps(kwargs))
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
     rows, reviews = collect(session)
-    return agreement_report(rows, reviews, **kwargs)
+    report = agreement_report(rows, reviews, **kwargs)
+    with _cache_lock:
+        _cache[key] = report
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return report
 
 
 __all__ = [
@@ -332,6 +363,7 @@ __all__ = [
     "database_report",
     "measure_values",
     "normalise_text",
+    "state_of",
     "text_pairs",
     "units",
 ]

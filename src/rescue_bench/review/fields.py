@@ -8,6 +8,7 @@ stays selectable and is marked, so opening and saving a row never changes it sil
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ class FieldSpec:
     section: str
     subs: tuple[Sub, ...] = field(default_factory=tuple)
     help: str = ""
+    role: str = ""
+    """``therapist`` or ``client`` when SPEC section 1 scopes the field to rows of that speaker role
+    (the form hides it on other rows unless it holds a value); empty for every row."""
 
 
 _PERSON_DESC = (Sub("person", "person", "person"), Sub("description", "description", "text"))
@@ -44,12 +48,14 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("end_time", "End (s)", "number", "Utterance"),
     FieldSpec("row_index", "Row index", "int", "Utterance"),
     FieldSpec("dialogue_cleaned", "Dialogue", "longtext", "Utterance"),
-    FieldSpec("utterance_type", "Utterance type", "utterance", "Utterance", help="client rows"),
+    FieldSpec("utterance_type", "Utterance type", "utterance", "Utterance", help="client rows", role="client"),
     FieldSpec("tone_of_voice", "Tone of voice", "text", "Utterance"),
-    FieldSpec("relation_cycle_state", "Relation cycle state (RPP gold)", "pattern", "Relation", help="therapist rows; — = none seen"),
-    FieldSpec("relation_pattern", "Relation pattern", "pattern", "Relation", help="client rows"),
-    FieldSpec("relation_pattern_reason", "Pattern reason", "longtext", "Relation"),
-    FieldSpec("relation_pattern_evidence_rows", "Evidence rows", "ints", "Relation", help="row numbers, e.g. 3, 4, 7"),
+    FieldSpec(
+        "relation_cycle_state", "Relation cycle state (RPP gold)", "pattern", "Relation", help="therapist rows; — = none seen", role="therapist"
+    ),
+    FieldSpec("relation_pattern", "Relation pattern", "pattern", "Relation", help="client rows", role="client"),
+    FieldSpec("relation_pattern_reason", "Pattern reason", "longtext", "Relation", help="client rows", role="client"),
+    FieldSpec("relation_pattern_evidence_rows", "Evidence rows", "ints", "Relation", help="client rows; row numbers, e.g. 3, 4, 7", role="client"),
     FieldSpec(
         "internal_emotion",
         "Internal emotion (ER gold)",
@@ -71,6 +77,7 @@ FIELDS: tuple[FieldSpec, ...] = (
         "Support strategy",
         (Sub("provider", "provider", "person"), Sub("target", "target", "names"), Sub("strategy_type", "strategy", "strategy"), Sub("strategy_content", "content", "longtext")),
         help="therapist rows",
+        role="therapist",
     ),
     FieldSpec("body_posture", "Body posture", "list", "Visual cues", _PERSON_DESC),
     FieldSpec("facial_expressions", "Facial expressions", "list", "Visual cues", _PERSON_DESC),
@@ -104,6 +111,8 @@ class Choices:
     patterns: tuple[str, ...]
     strategies: tuple[str, ...]
     utterance_types: tuple[str, ...]
+    definitions: dict[str, dict[str, str]] = field(default_factory=dict)
+    """kind (``pattern``, ``strategy``) -> label -> its definition in :mod:`rescue_bench.labels`."""
 
     def for_kind(self, kind: str) -> tuple[str, ...]:
         return {
@@ -115,6 +124,15 @@ class Choices:
             "strategy": self.strategies,
             "utterance": self.utterance_types,
         }.get(kind, ())
+
+    def option(self, kind: str, value: str) -> Option:
+        """How a choice is shown: its readable name, and for labels its definition and boundary rules."""
+        return Option(value, readable(value) if kind in LABEL_KINDS else value, *self._hint(kind, value))
+
+    def _hint(self, kind: str, value: str) -> tuple[str, tuple[str, ...]]:
+        definition = self.definitions.get(kind, {}).get(value, "")
+        rules = tuple(r for r in labels.BOUNDARY_RULES if re.search(rf"\b{re.escape(value)}\b", r)) if definition else ()
+        return definition, rules
 
     def to_json(self) -> dict[str, list[str]]:
         return {k: list(self.for_kind(k)) for k in ("speaker", "person", "name", "names", "pattern", "strategy", "utterance")}
@@ -128,7 +146,39 @@ def choices(scenario: str, participants: list[str]) -> Choices:
         patterns=labels.patterns(scenario),
         strategies=labels.strategies(scenario),
         utterance_types=labels.UTTERANCE_TYPES,
+        definitions={"pattern": labels.PATTERNS[scenario], "strategy": labels.STRATEGIES[scenario]},
     )
+
+
+LABEL_KINDS = frozenset({"pattern", "strategy", "utterance"})
+"""Choice kinds whose values are label keys (shown by a readable name); the others are names."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a select as the form shows it (the value stays the exact label key)."""
+
+    value: str
+    text: str
+    definition: str = ""
+    rules: tuple[str, ...] = ()
+
+
+def readable(key: str) -> str:
+    """A label key as people read it: ``pursue_withdraw`` -> ``Pursue withdraw`` (the saved value stays the key)."""
+    words = key.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def role_of(speaker: str | None) -> str:
+    """The speaker role a row's fields are scoped by: ``therapist``, ``client`` (a named participant),
+    ``group`` (``Couple`` / ``Family``) or ``""`` when the speaker is not set."""
+    name = (speaker or "").strip()
+    if not name:
+        return ""
+    if name == labels.THERAPIST:
+        return "therapist"
+    return "client" if labels.is_client(name) else "group"
 
 
 def compact(value: Any) -> str:

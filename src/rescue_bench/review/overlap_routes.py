@@ -17,7 +17,7 @@ from rescue_bench.review.context import state
 from rescue_bench.review.errors import Forbidden, Invalid
 from rescue_bench.review.fields import FIELDS, compact
 from rescue_bench.review.models import REVIEW_MODES, Segment, User
-from rescue_bench.review.pages import render
+from rescue_bench.review.pages import adjudication_media, render
 
 api = APIRouter(prefix="/api", tags=["overlap and agreement"])
 pages = APIRouter(include_in_schema=False)
@@ -238,8 +238,9 @@ def adjudication_page(segment: str, request: Request, show: str = "open") -> Res
     if show != "all":
         rows = [r for r in rows if not r["final"]["reviewed"]]
     labels = {f.name: f.label for f in FIELDS}
+    media = adjudication_media(request, seg, rows)  # clip, subtitles and own-value choices per row
     return render(
         request,
         "adjudicate.html",
-        {"user": user, "seg": seg, "data": data, "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES},
+        {"user": user, "seg": seg, "data": data, "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES, **media},
     )

@@ -10,11 +10,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
+from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
 from rescue_bench.review.assets import row_number, subtitles
 from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
-from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
+from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
 from rescue_bench.review.models import REVIEW_MODES, User, dumps
 
 router = APIRouter(include_in_schema=False)
@@ -29,12 +30,57 @@ _env = jinja2.Environment(
 )
 _env.filters["compact"] = compact
 _env.filters["dumps"] = dumps
+_env.filters["readable"] = readable
+
+KINDS = {f.name: f.kind for f in FIELDS}
+"""How each row field is edited (the adjudication page offers an own value of the same kind)."""
+
+
+def shown(name: str, value: Any) -> str:
+    """A field value as the pages show it: label keys by their readable name, lists on one line."""
+    if KINDS.get(name) in LABEL_KINDS and isinstance(value, str) and value:
+        return readable(value)
+    if name == "support_strategy" and isinstance(value, list):
+        value = [{**v, "strategy_type": readable(v["strategy_type"])} if isinstance(v, dict) and isinstance(v.get("strategy_type"), str) and v["strategy_type"] else v for v in value]
+    return compact(value)
+
+
+def diff_options(name: str, options: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
+    """Per option of a disputed field, its items as ``(text, status)``: a list field is compared item
+    by item (``same``: every other option holds this item too; ``differs``: not), a scalar is one item."""
+    if KINDS.get(name) not in ("list", "names", "ints"):
+        return [[(shown(name, o["value"]) if o["present"] else "(absent)", "differs")] for o in options]
+    lists = [[dumps(v) for v in o["value"]] if isinstance(o["value"], list) else [] for o in options]
+    out = []
+    for i, o in enumerate(options):
+        if not o["present"] or not isinstance(o["value"], list) or not o["value"]:
+            out.append([("(absent)" if not o["present"] else "(none)", "differs")])
+            continue
+        others = [set(items) for j, items in enumerate(lists) if j != i]
+        out.append([(shown(name, [v]), "same" if all(lists[i][k] in other for other in others) else "differs") for k, v in enumerate(o["value"])])
+    return out
+
+
+_env.globals["diff_options"] = diff_options
+_env.globals["shown"] = shown
+_FIELD_LABELS = {f.name: f.label for f in FIELDS}
+_env.globals["field_label"] = lambda name: _FIELD_LABELS.get(name, name)
 
 SHORTCUTS = (
     ("Ctrl+S", "save"),
-    ("Ctrl+Enter", "save and mark reviewed"),
+    ("Ctrl+Enter", "save, mark reviewed, next row"),
     ("Alt+N / Alt+P", "next / previous row"),
+    ("Alt+Shift+N", "next segment"),
+    ("Alt+J / Alt+Shift+J", "next / previous label list"),
+    ("0-9 in a list", "choose that option"),
+    ("Alt+K / Alt+R", "play-pause / replay the clip"),
+    ("Alt+, / Alt+.", "slower / faster"),
+    ("Alt+L", "loop"),
 )
+"""The row page's keyboard shortcuts, listed on the page (row.js binds them)."""
+
+SUBTITLE_NEIGHBOURS = 2
+"""Rows of subtitles shown on each side of the current row."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -126,6 +172,46 @@ def segment_page(segment: str, request: Request) -> Response:
     )
 
 
+@router.get("/segments/{segment}/next")
+def next_segment(segment: str, request: Request) -> Response:
+    """The first row not reviewed of the next segment after this one (in the user's list) that is
+    neither done nor discarded, wrapping around; the dashboard when there is none."""
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        listed = progress.segment_list(session, user)
+        keys = [s["id"] for s in listed]
+        start = keys.index(segment) + 1 if segment in keys else 0
+        for s in listed[start:] + listed[:start]:
+            if s["id"] == segment or s["status"] == "discarded" or s["reviewed"] >= s["rows"]:
+                continue
+            seg = access.get_segment(session, user, s["id"])
+            todo = next((r.position for r in edits.segment_rows(session, user, seg) if not r.reviewed), 1)
+            return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
+    return RedirectResponse("/", status_code=303)
+
+
+def adjudication_media(request: Request, seg: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the adjudication page shows beside each row: whether the segment has a video and which rows
+    have their own clip, each row's subtitles (with one row on each side), and the segment's choices
+    for a value of the adjudicator's own."""
+    st = state(request)
+    manifest = st.assets.manifest(seg.sample_id).manifest
+    finals: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+    for r in rows:
+        if 1 <= r["row_index"] <= seg.row_count:
+            finals[r["row_index"] - 1] = r["final"]["row"]
+    clips = {r["row_index"]: st.assets.row_clip(seg.sample_id, row_number(r["final"]["row"], r["row_index"])) is not None for r in rows}
+    return {
+        "has_video": st.assets.video(seg.sample_id) is not None,
+        "clips": clips,
+        "clip_numbers": {r["row_index"]: row_number(r["final"]["row"], r["row_index"]) for r in rows},
+        "row_subs": {r["row_index"]: subtitles(finals, r["row_index"], manifest, neighbours=1) for r in rows},
+        "choices": choices(seg.scenario, list(seg.participants)),
+        "kinds": KINDS,
+    }
+
+
 def _users(session: Any) -> list[dict[str, Any]]:
     from rescue_bench.review.users import list_users
 
@@ -140,7 +226,8 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         seg = access.get_segment(session, user, segment)
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
-        near = edits.segment_rows(session, user, seg, [row_index - 1, row_index, row_index + 1])
+        reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
+        near = edits.segment_rows(session, user, seg, [p for p in reach if 1 <= p <= seg.row_count])
         comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
         mine = next(r for r in near if r.position == row_index)
         # a row never saved has no history (comments are listed on their own); an annotator of an
@@ -164,7 +251,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
     rows_for_subs: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
     for pos, item in by_pos.items():
         rows_for_subs[pos - 1] = item.row
-    subs = subtitles(rows_for_subs, row_index, manifest.manifest)
+    subs = subtitles(rows_for_subs, row_index, manifest.manifest, neighbours=SUBTITLE_NEIGHBOURS)
     form_html = _form_html(seg.scenario, tuple(seg.participants))
     known = {f.name for f in FIELDS}
     extras = {k: v for k, v in current.row.items() if k not in known}
@@ -190,7 +277,10 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
             "editing_final": editing_final,
             "labels": {f.name: f.label for f in FIELDS},
             "shortcuts": SHORTCUTS,
+            "therapist": labels.THERAPIST,
+            "group_labels": sorted(labels.GROUP_LABELS.values()),
             "page_data": {
+                "user": user.username,
                 "segment": seg.key,
                 "position": row_index,
                 "rows": seg.row_count,

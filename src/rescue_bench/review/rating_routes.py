@@ -20,9 +20,21 @@ from rescue_bench.review.api import require_admin
 from rescue_bench.review.context import state
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.pages import render
+from rescue_bench.review.users import list_users
 
 api = APIRouter(prefix="/api", tags=["rating questionnaire"])
 pages = APIRouter(include_in_schema=False)
+
+
+MAX_SAMPLE_CHARS = 5_000_000
+"""The largest sample CSV an admin can upload from the page (the CLI has no limit)."""
+
+
+class QuestionnaireIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200, description="the set's name (shown to admins only)")
+    file_name: str = Field("sample.csv", max_length=200, description="the uploaded file's name (for messages and the audit)")
+    csv: str = Field(max_length=MAX_SAMPLE_CHARS, description="the sample CSV of `rescue agreement sample`, as text")
+    raters: list[str] = Field(default_factory=list, max_length=500, description="usernames who rate it")
 
 
 class RateIn(BaseModel):
@@ -35,6 +47,40 @@ def list_sets(request: Request) -> list[dict[str, Any]]:
     """The questionnaires you rate, with your progress (admins: every set, with its name and every rater's progress)."""
     with state(request).db.read() as session:
         return ratings.sets_for(session, state(request).auth(session, request))
+
+
+@api.post("/ratings", status_code=201, responses={422: {"description": "a bad sample (file and line named) or an unknown rater"}})
+def create_set(body: QuestionnaireIn, request: Request) -> dict[str, Any]:
+    """Set up a questionnaire from a sample CSV and its raters (admins; as ``rescue review import-ratings``)."""
+    import hashlib
+    import tempfile
+    from pathlib import Path
+
+    from sqlalchemy import select
+
+    from rescue_bench.fileio import atomic_write
+    from rescue_bench.judge_ratings import RatingFileError, read_sample_csv
+    from rescue_bench.review.models import User
+
+    file_name = Path(body.file_name).name or "sample.csv"
+    with state(request).db.write() as session:
+        user = state(request).auth(session, request)
+        require_admin(user)
+        with tempfile.TemporaryDirectory() as folder:  # read_sample_csv reads a file: the one check of a sample
+            path = Path(folder) / "sample.csv"  # the given name only in messages, never as a path
+            atomic_write(path, body.csv)
+            try:
+                items = read_sample_csv(path)
+            except RatingFileError as exc:
+                where = f":{exc.line}" if exc.line is not None else ""
+                raise Invalid(f"{file_name}{where}: {exc.message}", "csv") from None
+        people = list(session.scalars(select(User).where(User.username.in_(body.raters), User.active.is_(True))))
+        missing = sorted(set(body.raters) - {p.username for p in people})
+        if missing:
+            raise Invalid(f"no such active user: {', '.join(missing)}", "raters")
+        digest = hashlib.sha256(body.csv.encode("utf-8")).hexdigest()
+        rating_set = ratings.import_ratings(session, items, name=body.name.strip(), file_name=file_name, sha256=digest, raters=people, by=user)
+        return {"id": rating_set.key, "items": len(items), "raters": sorted(p.username for p in people)}
 
 
 @api.get("/ratings/{set_key}/items/{position}")
@@ -77,7 +123,8 @@ def ratings_page(request: Request) -> Response:
     with st.db.read() as session:
         user = st.auth(session, request)
         sets = ratings.sets_for(session, user)
-    return render(request, "ratings.html", {"user": user, "sets": sets})
+        people = [u["username"] for u in list_users(session) if u["active"] and u["role"] != "admin"] if user.is_admin else []
+    return render(request, "ratings.html", {"user": user, "sets": sets, "people": people})
 
 
 @pages.get("/ratings/{set_key}")

@@ -10,10 +10,54 @@
   if (!root) return;
   const segment = root.dataset.segment;
 
+  // a value of the adjudicator's own, in the field's kind: a choice, names or row numbers separated
+  // by commas, a number, or text (never JSON to type)
   function typed(tr) {
-    const text = tr.querySelector(".custom-value").value;
-    if (tr.dataset.text === "1") return text;
-    try { return JSON.parse(text); } catch (e) { throw new Error(`${tr.dataset.field}: type a JSON value (e.g. ["Dana"], 6, "text")`); }
+    const input = tr.querySelector(".custom-value");
+    const text = input.value;
+    const kind = tr.dataset.kind;
+    const label = tr.querySelector(".fieldcol").textContent.trim();
+    if (kind === "names") return text.split(",").map((x) => x.trim()).filter(Boolean);
+    if (kind === "ints") {
+      const out = text.split(/[,\s]+/).filter(Boolean).map(Number);
+      if (out.some((n) => !Number.isInteger(n))) throw new Error(`${label}: row numbers, whole numbers separated by commas`);
+      return out;
+    }
+    if (kind === "number" || kind === "int") {
+      if (text.trim() === "") return null;
+      const n = Number(text);
+      if (!Number.isFinite(n) || (kind === "int" && !Number.isInteger(n))) throw new Error(`${label}: not a ${kind === "int" ? "whole " : ""}number`);
+      return n;
+    }
+    return text;
+  }
+
+  // the player: a row's own clip, else its window of the segment video
+  const video = document.getElementById("adj-video");
+  let win = null;
+  function play(card) {
+    if (!video) return;
+    const clip = card.dataset.clip;
+    const start = Number(card.dataset.start), end = Number(card.dataset.end);
+    const src = clip || video.dataset.video;
+    win = clip ? null : [start, end];
+    if ((video.getAttribute("src") || "") !== src) video.src = src;
+    const go = () => { video.currentTime = win ? win[0] : 0; video.play().catch(() => {}); };
+    if (video.readyState >= 1) go(); else video.addEventListener("loadedmetadata", go, { once: true });
+    for (const c of document.querySelectorAll(".adj-row.playing")) c.classList.remove("playing");
+    card.classList.add("playing");
+    const note = document.getElementById("adj-playing");
+    if (note) note.textContent = `Row ${card.dataset.row}` + (card.dataset.start ? `: ${card.dataset.start}–${card.dataset.end} s` : "") + (clip ? " (its clip)" : " (segment video)");
+    const subs = card.querySelector(".adj-subs");
+    if (subs) subs.open = true;
+  }
+  if (video) {
+    video.addEventListener("timeupdate", () => { if (win && video.currentTime >= win[1]) video.pause(); });
+    document.addEventListener("keydown", (ev) => {
+      if (!ev.altKey) return;
+      if (ev.code === "KeyK") { ev.preventDefault(); if (video.paused) video.play().catch(() => {}); else video.pause(); }
+      if (ev.code === "KeyR") { ev.preventDefault(); video.currentTime = win ? win[0] : 0; video.play().catch(() => {}); }
+    });
   }
 
   async function adjudicate(card) {
@@ -25,7 +69,7 @@
       for (const tr of card.querySelectorAll("tr[data-field]")) {
         const field = tr.dataset.field;
         const picked = tr.querySelector("input[type=radio]:checked");
-        if (!picked) throw new Error(`${field}: choose a value`);
+        if (!picked) throw new Error(`${tr.querySelector(".fieldcol").textContent.trim()}: choose a value`);
         if (picked.value === "draft") take[field] = "draft";
         else if (picked.value === "custom") values[field] = typed(tr);
         else take[field] = picked.value.slice("take:".length);
@@ -56,9 +100,13 @@
 
   for (const card of document.querySelectorAll(".adj-row")) {
     card.querySelector(".adj-save").addEventListener("click", () => adjudicate(card));
+    const button = card.querySelector(".adj-play");
+    if (button) button.addEventListener("click", () => play(card));
     // typing a value of one's own selects "other"
     for (const input of card.querySelectorAll(".custom-value")) {
-      input.addEventListener("input", () => { input.closest("label").querySelector("input[type=radio]").checked = true; });
+      const pick = () => { input.closest("label").querySelector("input[type=radio]").checked = true; };
+      input.addEventListener("input", pick);
+      input.addEventListener("change", pick);
     }
   }
   const accept = document.getElementById("accept-agreed");

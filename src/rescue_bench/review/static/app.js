@@ -4,8 +4,10 @@
 const Review = (() => {
   const csrf = () => (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
-  // JSON request; every unsafe method carries the CSRF token. Resolves to {status, body}.
-  async function api(method, url, body) {
+  // JSON request; every unsafe method carries the CSRF token. Resolves to {status, body}. When the
+  // session has ended (401), the page stays as it is: a login dialog asks for the password again and
+  // the request is sent once more, so nothing typed is lost (a page without the dialog goes to /login).
+  async function send(method, url, body) {
     const headers = { Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET") headers["X-CSRF-Token"] = csrf();
@@ -13,10 +15,60 @@ const Review = (() => {
     let data = null;
     const type = resp.headers.get("content-type") || "";
     if (type.includes("json")) data = await resp.json();
-    if (resp.status === 401 && !url.endsWith("/api/login")) {
-      window.location.href = "/login?next=" + encodeURIComponent(window.location.pathname);
-    }
     return { status: resp.status, body: data };
+  }
+
+  async function api(method, url, body) {
+    let resp = await send(method, url, body);
+    // an ended session answers 401, or 403 for a write (its CSRF token went with the session)
+    const ended = resp.status === 401 || (resp.status === 403 && /csrf/i.test(detail(resp)));
+    if (ended && !url.endsWith("/api/login") && !url.endsWith("/api/logout")) {
+      if (document.getElementById("relogin") && (await relogin())) resp = await send(method, url, body);
+      else if (!document.getElementById("relogin")) window.location.href = "/login?next=" + encodeURIComponent(window.location.pathname);
+      else resp = { status: 401, body: { detail: "Not saved: your session has ended. Your changes stay on this page (and in this browser); log in again to save them." } };
+    }
+    return resp;
+  }
+
+  // the re-login dialog: the same user logs in again without leaving the page
+  let pendingLogin = null;
+  function relogin() {
+    if (pendingLogin) return pendingLogin;
+    const dialog = document.getElementById("relogin");
+    const formEl = document.getElementById("relogin-form");
+    const err = document.getElementById("relogin-error");
+    const password = document.getElementById("relogin-password");
+    pendingLogin = new Promise((resolve) => {
+      const done = (ok) => {
+        formEl.removeEventListener("submit", onSubmit);
+        dialog.removeEventListener("cancel", onCancel);
+        document.getElementById("relogin-cancel").removeEventListener("click", onCancel);
+        dialog.close();
+        pendingLogin = null;
+        resolve(ok);
+      };
+      async function onSubmit(ev) {
+        ev.preventDefault();
+        err.hidden = true;
+        const resp = await send("POST", "/api/login", { username: document.getElementById("relogin-username").value, password: password.value });
+        if (resp.status === 200) {
+          document.querySelector('meta[name="csrf-token"]').content = resp.body.csrf_token;
+          password.value = "";
+          toast("Logged in again: your changes are still here");
+          done(true);
+        } else {
+          err.textContent = resp.status === 401 ? "Wrong password." : detail(resp);
+          err.hidden = false;
+        }
+      }
+      function onCancel() { done(false); }
+      formEl.addEventListener("submit", onSubmit);
+      dialog.addEventListener("cancel", onCancel);
+      document.getElementById("relogin-cancel").addEventListener("click", onCancel);
+      dialog.showModal();
+      password.focus();
+    });
+    return pendingLogin;
   }
 
   let toastTimer = null;
@@ -54,6 +106,11 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const logout = document.getElementById("logout");
   if (logout) logout.addEventListener("click", async () => {
+    // logging out on purpose leaves nothing of this user's unsaved edits in the browser
+    const who = (document.getElementById("relogin-username") || {}).value;
+    try {
+      for (const k of Object.keys(localStorage)) if (who && k.startsWith(`rescue-review:edits:${who}:`)) localStorage.removeItem(k);
+    } catch (e) { /* storage disabled */ }
     await api("POST", "/api/logout");
     window.location.href = "/login";
   });
@@ -80,17 +137,55 @@ document.addEventListener("DOMContentLoaded", () => {
   const filter = document.getElementById("segment-filter");
   if (filter) filter.addEventListener("input", () => {
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
     for (const tr of document.querySelectorAll("#segments tbody tr")) {
       const hay = tr.dataset.filter || "";
       tr.hidden = !words.every((w) => hay.includes(w));
+      if (!tr.hidden) shown += 1;
+    }
+    const empty = document.getElementById("segment-filter-empty");
+    if (empty) {
+      empty.hidden = shown > 0;
+      empty.textContent = shown ? "" : `No segment matches "${filter.value.trim()}". Clear the filter to see them all.`;
     }
   });
+
+  // links to pages that take a while (the agreement report): say so at once
+  for (const link of document.querySelectorAll("a[data-wait]")) {
+    link.addEventListener("click", () => {
+      document.body.classList.add("busy");
+      toast(link.dataset.wait, "wait");
+    });
+  }
 
   // clickable table rows
   for (const tr of document.querySelectorAll("tr.clickable")) {
     tr.addEventListener("click", (ev) => {
       if (ev.target.closest("a, button, input")) return;
       window.location.href = tr.dataset.href;
+    });
+  }
+
+  // segment page: the video and the row list follow each other (play a row from the list; the row
+  // being played is highlighted and scrolled into view)
+  const segVideo = document.getElementById("segment-video");
+  if (segVideo) {
+    const timed = [...document.querySelectorAll("#rows tbody tr[data-start]")];
+    let playing = null;
+    for (const tr of timed) {
+      const button = tr.querySelector("button.seek");
+      if (button) button.addEventListener("click", () => {
+        segVideo.currentTime = Number(tr.dataset.start);
+        segVideo.play().catch(() => {});
+      });
+    }
+    segVideo.addEventListener("timeupdate", () => {
+      const t = segVideo.currentTime;
+      const now = timed.find((tr) => t >= Number(tr.dataset.start) && t < Number(tr.dataset.end)) || null;
+      if (now === playing) return;
+      if (playing) { playing.classList.remove("playing"); playing.removeAttribute("aria-current"); }
+      playing = now;
+      if (now) { now.classList.add("playing"); now.setAttribute("aria-current", "true"); now.scrollIntoView({ block: "nearest" }); }
     });
   }
 
@@ -142,6 +237,30 @@ document.addEventListener("DOMContentLoaded", () => {
     ev.preventDefault();
     const resp = await api("PUT", "/api/settings/reveal", { reveal: document.getElementById("reveal").value });
     if (resp.status === 200) toast("Saved"); else toast(detail(resp), "error");
+  });
+
+  // questionnaires page (admins): set one up from a sample CSV
+  const qForm = document.getElementById("questionnaire-form");
+  if (qForm) qForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const err = document.getElementById("q-error");
+    err.hidden = true;
+    const file = document.getElementById("q-file").files[0];
+    if (!file) return;
+    const body = {
+      name: document.getElementById("q-name").value,
+      file_name: file.name,
+      csv: await file.text(),
+      raters: [...qForm.querySelectorAll("input[name=q-rater]:checked")].map((i) => i.value),
+    };
+    const resp = await api("POST", "/api/ratings", body);
+    if (resp.status === 201) {
+      toast(`Questionnaire created: ${resp.body.items} item(s), ${resp.body.raters.length} rater(s)`);
+      setTimeout(() => window.location.reload(), 800);
+    } else {
+      err.textContent = detail(resp);
+      err.hidden = false;
+    }
   });
 
   // comments (segment page and row page)

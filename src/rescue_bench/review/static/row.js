@@ -119,6 +119,7 @@
       setControl(sub.querySelector("[data-kind]"), sub.dataset.kind, (item || {})[sub.dataset.sub]);
     }
     f.querySelector(".items").append(node);
+    for (const sel of node.querySelectorAll("select")) showHint(sel);
     return node;
   }
 
@@ -150,6 +151,23 @@
       if (JSON.stringify(v) !== baseline[f.dataset.field]) out[f.dataset.field] = v;
     }
     return out;
+  }
+
+  // label keys as people read them (the option text without its hotkey number)
+  const readable = {};
+  for (const o of form.querySelectorAll('select[data-kind="pattern"] option, select[data-kind="strategy"] option, select[data-kind="utterance"] option')) {
+    if (o.value) readable[o.value] = o.textContent.replace(/^\d+ · /, "");
+  }
+  function fieldLabel(name) {
+    const f = byName[name];
+    const l = f && f.querySelector(".lbl");
+    return l ? l.textContent : name;
+  }
+  function shown(name, v) {
+    const f = byName[name];
+    if (f && SELECTS.has(f.dataset.kind) && typeof v === "string" && readable[v]) return readable[v];
+    if (Array.isArray(v)) return compact(v.map((x) => (x && typeof x === "object" && typeof x.strategy_type === "string" && readable[x.strategy_type] ? { ...x, strategy_type: readable[x.strategy_type] } : x)));
+    return compact(v);
   }
 
   function compact(v) {
@@ -198,7 +216,7 @@
       box.hidden = false;
       f.scrollIntoView({ block: "center" });
     }
-    toast((field ? field + ": " : "") + message, "error");
+    toast((field ? fieldLabel(field) + ": " : "") + message, "error");
   }
 
   function showStatus() {
@@ -258,6 +276,8 @@
       data.updatedBy = resp.body.updated_by;
       loadBase(resp.body.row);
       showStatus();
+      forgetLocal();
+      showStale();
       toast(markReviewed ? "Saved and marked reviewed" : "Saved");
       return true;
     }
@@ -286,7 +306,7 @@
       } else {
         keep = el("span", { class: "small muted" }, theirs.includes(name) ? "theirs (you did not change it)" : "mine (they did not change it)");
       }
-      tbody.append(el("tr", { "data-field": name }, el("td", {}, el("code", {}, name)), el("td", {}, compact(cur.row[name])), el("td", {}, name in mine ? compact(mine[name]) : "(unchanged)"), el("td", {}, keep)));
+      tbody.append(el("tr", { "data-field": name }, el("td", {}, fieldLabel(name)), el("td", {}, shown(name, cur.row[name])), el("td", {}, name in mine ? shown(name, mine[name]) : "(unchanged)"), el("td", {}, keep)));
     }
     const when = cur.updated_at ? new Date(cur.updated_at).toLocaleString() : "";
     document.getElementById("conflict-who").textContent = `(${cur.updated_by || "someone"}${when ? ", " + when : ""}; now version ${cur.version})`;
@@ -318,7 +338,182 @@
     document.getElementById("conflict").hidden = true;
     showStatus();
     refreshDirty();
+    writeLocal();
     toast("Merged: your values are in the form. Save to apply them.");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // hints, speaker roles, hotkeys
+  // ---------------------------------------------------------------------------------------------
+  // the definition and boundary rules of the chosen label, under its select
+  function showHint(sel) {
+    const opt = sel.selectedOptions[0];
+    const text = (opt && opt.dataset.hint) || "";
+    const f = sel.closest(".field");
+    const box = sel.id ? document.getElementById(sel.id + "-hint") : sel.parentElement.querySelector(".hint");
+    if (box) box.textContent = text;
+    sel.title = (opt && opt.title) || "";
+    return f;
+  }
+
+  const therapist = form.dataset.therapist || "Therapist";
+  const groups = JSON.parse(form.dataset.groups || "[]");
+  function roleOf(speaker) {
+    const name = (speaker || "").trim();
+    if (!name) return "";
+    if (name === therapist) return "therapist";
+    return groups.includes(name) ? "group" : "client";
+  }
+  function safeValue(f) {
+    try { return collectField(f); } catch (e) { return undefined; }
+  }
+  function hasValue(f) {
+    const v = safeValue(f);
+    return v === undefined || !(v == null || v === "" || (Array.isArray(v) && !v.length));
+  }
+  // fields SPEC scopes to therapist or client rows show on those rows only; one holding a value on
+  // another row stays visible, with a note, so nothing is ever hidden that export would write
+  function applyRole() {
+    const role = byName.primary_speaker ? roleOf(safeValue(byName.primary_speaker)) : "";
+    for (const f of fieldEls) {
+      if (!f.dataset.role) continue;
+      const off = role !== "" && role !== f.dataset.role;
+      const filled = off && hasValue(f);
+      f.classList.toggle("off-role", off);
+      f.classList.toggle("has-value", filled);
+      const note = f.querySelector(".role-note");
+      note.hidden = !filled;
+      note.textContent = filled ? `Only for ${f.dataset.role} rows, but this ${role === "group" ? "group-speaker" : role} row has a value: it is kept unless you clear it.` : "";
+    }
+    // a section left with nothing to show (support strategy on a client row) is not an empty box
+    for (const set of form.querySelectorAll("fieldset")) {
+      const fields = [...set.querySelectorAll(".field")];
+      set.hidden = fields.length > 0 && fields.every((f) => f.classList.contains("off-role") && !f.classList.contains("has-value"));
+    }
+  }
+
+  // with a select focused, digit N picks its choice N (0 = none): the choices are numbered
+  form.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (t.tagName !== "SELECT" || ev.ctrlKey || ev.metaKey || ev.altKey || !/^[0-9]$/.test(ev.key)) return;
+    const i = Number(ev.key);
+    if (i >= t.options.length) return;
+    ev.preventDefault();
+    t.selectedIndex = i;
+    t.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+
+  // ---------------------------------------------------------------------------------------------
+  // unsaved edits kept in this browser: they survive an ended session, a reload or a crash
+  // ---------------------------------------------------------------------------------------------
+  const localKey = `rescue-review:edits:${data.user}:${data.segment}:${data.position}`;
+  let localTimer = null;
+  function writeLocal() {
+    clearTimeout(localTimer);
+    const fields = {};
+    for (const f of fieldEls) {
+      const v = safeValue(f);
+      if (v !== undefined && JSON.stringify(v) !== baseline[f.dataset.field]) fields[f.dataset.field] = v;
+    }
+    try {
+      if (!Object.keys(fields).length) { localStorage.removeItem(localKey); return; }
+      const from = {};
+      for (const k of Object.keys(fields)) from[k] = base[k] === undefined ? null : base[k];
+      localStorage.setItem(localKey, JSON.stringify({ version, fields, base: from, at: new Date().toISOString() }));
+    } catch (e) { /* storage full or disabled: the form still holds the edits */ }
+  }
+  function keepLocal() { clearTimeout(localTimer); localTimer = setTimeout(writeLocal, 200); }
+  function forgetLocal() {
+    clearTimeout(localTimer);
+    try { localStorage.removeItem(localKey); } catch (e) { /* nothing kept */ }
+  }
+  function restoreLocal() {
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(localKey) || "null"); } catch (e) { saved = null; }
+    if (!saved || !saved.fields) return;
+    const names = Object.keys(saved.fields).filter((n) => byName[n]);
+    if (!names.length) return;
+    if (saved.version !== version) {
+      // saved by someone since: save from the old version, so the server answers with the merge panel
+      version = saved.version;
+      base = Object.assign({}, base, saved.base || {});
+      for (const n of names) baseline[n] = JSON.stringify(norm(byName[n], base[n]));
+    }
+    for (const n of names) { setField(byName[n], saved.fields[n]); markField(byName[n]); }
+    refreshDirty();
+    toast(`Restored ${names.length} unsaved change(s) kept in this browser: save to apply them`);
+  }
+  window.addEventListener("pagehide", writeLocal);
+
+  // ---------------------------------------------------------------------------------------------
+  // the clip: speed, padding from the segment video, loop, keys; stale when the times changed
+  // ---------------------------------------------------------------------------------------------
+  const video = document.getElementById("row-video");
+  const media = { keys: {} };
+  function timesNow() {
+    const s = byName.start_time ? safeValue(byName.start_time) : null;
+    const e = byName.end_time ? safeValue(byName.end_time) : null;
+    return typeof s === "number" && typeof e === "number" && e > s ? [s, e] : null;
+  }
+  function clipStale() {
+    const t = timesNow();
+    return !!(video && video.dataset.clip && t && (t[0] !== data.draft.start_time || t[1] !== data.draft.end_time));
+  }
+  function showStale() {
+    const box = document.getElementById("clip-stale");
+    if (!box) return;
+    const t = timesNow();
+    box.hidden = !clipStale();
+    if (!box.hidden) {
+      box.textContent = `Times changed: this clip was cut for ${data.draft.start_time}–${data.draft.end_time} s, the row is now ${t[0]}–${t[1]} s, so the clip is stale.`
+        + (video.dataset.video ? " Playing the new times from the segment video." : "")
+        + " Re-cut it from the exported file with rescue annotate clips --data.";
+    }
+    if (media.configure) media.configure();
+  }
+  if (video) {
+    const speed = document.getElementById("clip-speed");
+    const pad = document.getElementById("clip-pad");
+    const loop = document.getElementById("clip-loop");
+    const prefsKey = "rescue-review:media";
+    let win = null; // [start, end] in the segment video, or null for the clip as cut
+    try {
+      const prefs = JSON.parse(localStorage.getItem(prefsKey) || "{}");
+      const rate = [...speed.options].findIndex((o) => Number(o.value) === prefs.speed);
+      if (rate >= 0) speed.selectedIndex = rate;
+      const padding = [...pad.options].findIndex((o) => Number(o.value) === prefs.pad);
+      if (padding >= 0 && !pad.disabled) pad.selectedIndex = padding;
+      loop.checked = !!prefs.loop;
+    } catch (e) { /* defaults */ }
+    media.configure = () => {
+      const p = Number(pad.value) || 0;
+      const t = timesNow();
+      const useWindow = !!video.dataset.video && !!t && (!video.dataset.clip || p > 0 || clipStale());
+      const src = useWindow ? video.dataset.video : video.dataset.clip;
+      win = useWindow ? [Math.max(0, t[0] - p), t[1] + p] : null;
+      if (src && (video.getAttribute("src") || "").split("#")[0] !== src) video.src = src;
+      video.loop = !win && loop.checked;
+      video.defaultPlaybackRate = Number(speed.value);
+      video.playbackRate = Number(speed.value);
+      if (win && (video.currentTime < win[0] || video.currentTime > win[1])) video.currentTime = win[0];
+      try { localStorage.setItem(prefsKey, JSON.stringify({ speed: Number(speed.value), pad: p, loop: loop.checked })); } catch (e) { /* fine */ }
+    };
+    video.addEventListener("loadedmetadata", () => media.configure());
+    video.addEventListener("timeupdate", () => {
+      if (!win || video.currentTime < win[1]) return;
+      if (loop.checked) video.currentTime = win[0]; else video.pause();
+    });
+    video.addEventListener("play", () => { if (win && (video.currentTime < win[0] - 0.05 || video.currentTime >= win[1])) video.currentTime = win[0]; });
+    for (const c of [speed, pad, loop]) c.addEventListener("change", () => media.configure());
+    const step = (d) => { speed.selectedIndex = Math.min(speed.options.length - 1, Math.max(0, speed.selectedIndex + d)); media.configure(); toast(`Speed ${speed.value}×`); };
+    media.keys = {
+      KeyK: () => { if (video.paused) video.play(); else video.pause(); },
+      KeyR: () => { video.currentTime = win ? win[0] : 0; video.play(); },
+      Comma: () => step(-1),
+      Period: () => step(1),
+      KeyL: () => { loop.checked = !loop.checked; media.configure(); toast(loop.checked ? "Loop on" : "Loop off"); },
+    };
+    media.configure();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -326,21 +521,29 @@
   // ---------------------------------------------------------------------------------------------
   for (const f of fieldEls) setField(f, base[f.dataset.field]);
   for (const f of fieldEls) {
-    f.querySelector(".draft-value").textContent = compact(data.draft[f.dataset.field]);
+    f.querySelector(".draft-value").textContent = shown(f.dataset.field, data.draft[f.dataset.field]);
   }
   loadBase(base);
+  restoreLocal();
   showStatus();
+  for (const sel of form.querySelectorAll("select")) showHint(sel);
+  applyRole();
+  showStale();
+  // arrive in the form: the focus is on the first field, not on the page
+  const first = form.querySelector(".field:not(.off-role) select, .field:not(.off-role) input, .field:not(.off-role) textarea");
+  if (first) first.focus({ preventScroll: true });
 
-  form.addEventListener("input", (ev) => {
+  function edited(ev) {
     const f = ev.target.closest(".field");
     if (f) markField(f);
+    if (ev.target.tagName === "SELECT") showHint(ev.target);
+    if (f && f.dataset.field === "primary_speaker") applyRole();
+    if (f && (f.dataset.field === "start_time" || f.dataset.field === "end_time")) showStale();
     refreshDirty();
-  });
-  form.addEventListener("change", (ev) => {
-    const f = ev.target.closest(".field");
-    if (f) markField(f);
-    refreshDirty();
-  });
+    keepLocal();
+  }
+  form.addEventListener("input", edited);
+  form.addEventListener("change", edited);
   form.addEventListener("click", (ev) => {
     const f = ev.target.closest(".field");
     if (!f) return;
@@ -357,6 +560,7 @@
     }
     markField(f);
     refreshDirty();
+    keepLocal();
   });
   form.addEventListener("submit", (ev) => { ev.preventDefault(); save(); });
 
@@ -372,6 +576,7 @@
     for (const f of fieldEls) setField(f, base[f.dataset.field]);
     loadBase(base);
     showStatus();
+    forgetLocal();
   });
 
   if (data.segmentStatus === "discarded") {
@@ -386,16 +591,38 @@
     window.location.href = link.href;
   }
   let leaving = false;
-  for (const id of ["prev-row", "next-row"]) {
+  for (const id of ["prev-row", "next-row", "next-segment"]) {
     document.getElementById(id).addEventListener("click", (ev) => { ev.preventDefault(); go(id); });
   }
   document.addEventListener("keydown", (ev) => {
     const mod = ev.ctrlKey || ev.metaKey;
     if (mod && (ev.key === "s" || ev.key === "S")) { ev.preventDefault(); save(); }
-    else if (mod && ev.key === "Enter") { ev.preventDefault(); save(true); }
+    else if (mod && ev.key === "Enter") { ev.preventDefault(); saveAndNext(); }
+    else if (ev.altKey && ev.shiftKey && ev.code === "KeyN") { ev.preventDefault(); go("next-segment"); }
     else if (ev.altKey && ev.code === "KeyN") { ev.preventDefault(); go("next-row"); }
     else if (ev.altKey && ev.code === "KeyP") { ev.preventDefault(); go("prev-row"); }
+    else if (ev.altKey && ev.code === "KeyJ") { ev.preventDefault(); jump(ev.shiftKey ? -1 : 1); }
+    else if (ev.altKey && media.keys[ev.code]) { ev.preventDefault(); media.keys[ev.code](); }
   });
+
+  // Alt+J / Alt+Shift+J: the next / previous label list of this row (utterance type, relation cycle
+  // state or pattern, support strategies), skipping those the speaker's role hides
+  function jump(step) {
+    const lists = [...form.querySelectorAll('select[data-kind="utterance"], select[data-kind="pattern"], select[data-kind="strategy"]')].filter((s) => s.offsetParent !== null && !s.closest(".field.off-role"));
+    if (!lists.length) return;
+    const at = lists.indexOf(document.activeElement);
+    const next = lists[(at < 0 ? (step > 0 ? 0 : lists.length - 1) : (at + step + lists.length) % lists.length)];
+    next.focus();
+    next.scrollIntoView({ block: "nearest" });
+  }
+
+  // Ctrl+Enter: save, mark reviewed, and move on (the last row of a segment goes on to the next segment)
+  async function saveAndNext() {
+    if (!(await save(true))) return;
+    const next = document.getElementById("next-row");
+    leaving = true;
+    window.location.href = next.classList.contains("disabled") ? document.getElementById("next-segment").href : next.href;
+  }
   window.addEventListener("beforeunload", (ev) => {
     if (!leaving && isDirty()) { ev.preventDefault(); ev.returnValue = ""; }
   });
