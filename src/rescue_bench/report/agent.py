@@ -27,6 +27,7 @@ import numpy as np
 
 from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
+from rescue_bench.agent.metrics import REFERENCE_METRICS, REFERENCE_POLICIES, reference_metrics
 from rescue_bench.metrics import bootstrap_ci, paired_delta_ci
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
@@ -112,7 +113,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
     """Every agent number of the report (JSON-ready): ``runs``, ``metrics``, ``single``, ``state``,
     ``clips``, ``warnings``."""
     chosen = agent_runs(runs)
-    out: dict[str, Any] = {"runs": [], "metrics": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
+    out: dict[str, Any] = {"runs": [], "metrics": {}, "references": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
     kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     for run in chosen:
         records = run.records[AGENT_TASK]
@@ -123,6 +124,10 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
         )
         out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
         out["metrics"][run.name] = headline(records, **kw)
+        out["references"][run.name] = {
+            policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
+            for policy, per in reference_metrics(records).items()
+        }
         stored = (run.summary.get(AGENT_TASK) or {}).get("both") or {}
         for m in METRICS:
             mine, theirs = out["metrics"][run.name]["both"][m.name]["value"], _clean(stored.get(m.name))
@@ -194,6 +199,49 @@ def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> 
         title = f"Support agent: {name} (state {run['state']}, {run['points']} decision points)"
         tables.append(T.Table(name=f"agent_ci_{k}", title=title, header=header, rows=rows, groups=groups, notes=_notes(confidence, n_resamples)))
     return tables
+
+
+JOINT_CONSTANT = 0.5
+"""Balanced joint success of the best constant timing policy: always silent scores exactly this, always
+speaking at most this (with perfect target and strategy); an agent must beat it to show skill."""
+
+
+def reference_tables(agent: dict[str, Any]) -> list[T.Table]:
+    """One table per agent run: the agent beside always silent, always the group and the real
+    therapist on the same decision points (both scenarios), from the gold alone."""
+    tables = []
+    for k, run in enumerate(agent["runs"]):
+        name = run["name"]
+        header = [("", "Policy")] + [("", REFERENCE_HEADERS[m]) for m in REFERENCE_METRICS]
+        mine = agent["metrics"][name]["both"]
+        rows = [[f"agent: {name}"] + [T.fmt(mine[m]["value"], "pct") for m in REFERENCE_METRICS]]
+        for policy, label in REFERENCE_POLICIES:
+            values = agent["references"][name][policy]["both"]
+            rows.append([label] + [T.fmt(values[m], "pct") for m in REFERENCE_METRICS])
+        notes = [
+            f"Reference rows use the gold of the same {run['points']} decision points, no model call: always silent never "
+            "takes the turn; always the group takes every turn toward the group label with no strategy; the real therapist "
+            "does what the therapist did (its joint success is 100 by construction).",
+            f"Balanced joint success is the mean of 'joint | therapist spoke' and 'joint | therapist silent'; a constant "
+            f"timing policy scores at most {T.fmt(JOINT_CONSTANT, 'pct')} (always silent exactly), so that is its chance level.",
+            "Neglect is measured at the same points for every row: a clearly most distressed client and a real therapist turn. "
+            "Silence, another client, an unusable target or a whole-group address all leave that client out; "
+            "'group address' is the share of those points addressed to the whole group.",
+        ]
+        tables.append(T.Table(name=f"agent_reference_{k}", title=f"Support agent beside reference policies: {name}, both scenarios",
+                              header=header, rows=rows, notes=notes))
+    return tables
+
+
+REFERENCE_HEADERS = {
+    "joint": f"joint, balanced (chance {100 * JOINT_CONSTANT:.2f})",
+    "joint_yes": "joint | therapist spoke",
+    "joint_no": "joint | therapist silent",
+    "when_f1": "when F1",
+    "when_accuracy": "when accuracy",
+    "neglect_agent": "neglect",
+    "group_address_agent": "group address",
+}
 
 
 def _n(row: dict[str, Any]) -> str:
@@ -329,7 +377,7 @@ def write_agent(agent: dict[str, Any], tab_dir: Path, fig_dir: Path, *, confiden
     """Write the agent tables and figures; returns (table files, figure files, HTML section or None)."""
     if not agent["runs"]:
         return [], [], None
-    tables = ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
+    tables = reference_tables(agent) + ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
         agent, confidence=confidence, n_resamples=n_resamples
     )
     files = [str(p) for t in tables for p in R.write_table(t, tab_dir)]
