@@ -136,6 +136,11 @@ def score_command(
         typer.echo("judge-human pools every (item, rater) pair; human-human compares every two raters of an item (n = pairs; kappa only for two fixed raters).")
     if result["unrated"]:
         typer.echo(f"{result['unrated']} row(s) without a human score were skipped.")
+    excluded = result.get("excluded") or {}
+    if excluded.get("invalid_answer"):
+        typer.echo(f"{excluded['invalid_answer']} rating(s) of unusable answers were left out (their score 1 was filled in without a judge call).")
+    if excluded.get("judge_failed"):
+        typer.echo(f"{excluded['judge_failed']} rating(s) whose judge call failed were left out (their score 1 is a floor, not a judge's verdict).")
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
