@@ -9,7 +9,8 @@ Per task
 
 Aggregation and uncertainty
     * :func:`mean_by_scenario`, :func:`mean_by` (micro means per scenario, pooled, per clip).
-    * :func:`bootstrap_ci` (cluster bootstrap over clips, percentile interval).
+    * :func:`bootstrap_ci` (cluster bootstrap over clips, percentile interval); when an interval
+      is computed at all and how often it covers: :mod:`rescue_bench.metrics.coverage`.
     * :func:`paired_permutation_test`, :func:`paired_bootstrap_test`, :func:`paired_delta_ci`,
       :func:`holm` (comparing runs).
     * Statistics for the resampling functions: any ``f(records) -> float``, or the fast additive
@@ -29,6 +30,14 @@ ill-defined ratios are 0 (``zero_division=0``); empty input gives NaN, not an ex
 from rescue_bench.metrics.aggregate import POOLED, mean_by, mean_by_scenario
 from rescue_bench.metrics.agreement import Reliability, Unit, cohen_kappa, fleiss_kappa, krippendorff_alpha, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci, bootstrap_distribution
+from rescue_bench.metrics.coverage import (
+    MEASURED_COVERAGE,
+    MIN_CLUSTERS_FOR_INTERVAL,
+    coverage_note,
+    interval_available,
+    level_text,
+    measured_coverage,
+)
 from rescue_bench.metrics.classification import INVALID, binary_metrics, majority_share, rpp_metrics, top1
 from rescue_bench.metrics.emotion import er_score, intensity_score
 from rescue_bench.metrics.ranking import MRR_CUTOFF, rank_of, ranking_metrics
@@ -49,6 +58,8 @@ from rescue_bench.metrics.stats import (
 
 __all__ = [
     "INVALID",
+    "MEASURED_COVERAGE",
+    "MIN_CLUSTERS_FOR_INTERVAL",
     "MRR_CUTOFF",
     "POOLED",
     "AdditiveStatistic",
@@ -60,16 +71,20 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_distribution",
     "cohen_kappa",
+    "coverage_note",
     "er_score",
     "fleiss_kappa",
     "holm",
     "intensity_score",
+    "interval_available",
     "krippendorff_alpha",
+    "level_text",
     "macro_f1_statistic",
     "majority_share",
     "mean_by",
     "mean_by_scenario",
     "mean_statistic",
+    "measured_coverage",
     "paired_bootstrap_test",
     "paired_delta_ci",
     "paired_permutation_test",

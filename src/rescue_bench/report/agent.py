@@ -28,7 +28,7 @@ import numpy as np
 from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
 from rescue_bench.agent.metrics import REFERENCE_METRICS, REFERENCE_POLICIES, reference_metrics
-from rescue_bench.metrics import bootstrap_ci, paired_delta_ci
+from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available, level_text, paired_delta_ci
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
@@ -79,14 +79,15 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
     for scenario in SCENARIOS3:
         chosen = _subset(records, scenario)
         values = chain_metrics(chosen)
+        n_clips = len({r[CLUSTER] for r in chosen})
         out[scenario] = {}
         for m in METRICS:
             value = values[m.name]
             low = high = None
-            if value is not None:
+            if value is not None and interval_available(n_clips):
                 lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed)
                 low, high = _clean(lo), _clean(hi)
-            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name]}
+            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name], "clips": n_clips}
     return out
 
 
@@ -101,7 +102,9 @@ def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: 
             n_a, n_b = part.sizes()
             row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": len({u[CLUSTER] for u in part.a}),
                    "a": a, "b": b, "diff": None, "ci_low": None, "ci_high": None}
-            if a is not None and b is not None:
+            if a is not None and b is not None and not interval_available(row["clips"]):
+                row.update(diff=_clean(a - b))
+            elif a is not None and b is not None:
                 diff, lo, hi = paired_delta_ci(part.a, part.b, part.statistic, CLUSTER, n_resamples, confidence, seed, id_key="id")
                 row.update(diff=_clean(diff), ci_low=_clean(lo), ci_high=_clean(hi))
             rows.append(row)
@@ -171,14 +174,17 @@ def _delta(row: dict[str, Any]) -> str:
     text = _signed(row["diff"], row["kind"])
     if row["ci_low"] is not None and row["ci_high"] is not None:
         text += f" [{_signed(row['ci_low'], row['kind'])}, {_signed(row['ci_high'], row['kind'])}]"
+    elif row["diff"] is not None and not interval_available(row["clips"]):
+        text += f" [{coverage_note(row['clips'], 0.95)}]"
     return text
 
 
 def _notes(confidence: float, n_resamples: int) -> list[str]:
     return [
-        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips (sample_id); "
+        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips (sample_id); "
         "percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
         f"{T.MISSING} = not measured (e.g. no judge, no state step, no unit of that kind).",
+        T.coverage_footnote(confidence),
     ]
 
 
@@ -188,7 +194,7 @@ def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> 
     for k, run in enumerate(agent["runs"]):
         name = run["name"]
         clips = agent["clips"][name]
-        header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s])) for s in SCENARIOS3] + [("", "n")]
+        header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s], confidence=confidence)) for s in SCENARIOS3] + [("", "n")]
         rows: list[list[str]] = []
         groups: dict[int, str] = {}
         per = agent["metrics"][name]
@@ -258,7 +264,7 @@ def comparison_table(name: str, title: str, rows: list[dict[str, Any]], a: str, 
 def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
     """The chain-versus-single-task table of each run, and the state ablation of each pair (both scenarios)."""
     tables = []
-    level = round(confidence * 100)
+    level = level_text(confidence)
     for k, run in enumerate(agent["runs"]):
         rows = agent["single"].get(run["name"])
         if rows is None:
@@ -271,7 +277,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
                 "chain",
                 "single task",
                 [
-                    f"n = units (clips) both were scored on; the difference has a {level}% paired cluster-bootstrap interval "
+                    f"n = units (clips) both were scored on; the difference has a {level} paired cluster-bootstrap interval "
                     f"({n_resamples} resamples of clips).",
                     "A chain that stays silent at a point misses whom and how there; SSP (and the chain's gold-target branch) "
                     "is told the gold target; 'composed' joint = ITP right, and at a 'yes' also STP and SSP top-1 right.",
@@ -288,7 +294,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
                 "explicit",
                 "none",
                 [
-                    f"Paired by decision point; {level}% paired cluster-bootstrap interval of the difference ({n_resamples} resamples of clips).",
+                    f"Paired by decision point; {level} paired cluster-bootstrap interval of the difference ({n_resamples} resamples of clips).",
                     "n = units each number is over (explicit / none when they differ), clips in brackets.",
                 ],
             )

@@ -34,6 +34,7 @@ from rescue_bench.metrics import (
     AdditiveStatistic,
     binary_statistic,
     bootstrap_ci,
+    interval_available,
     holm,
     macro_f1_statistic,
     majority_share,
@@ -215,7 +216,9 @@ def headline_cis(
     """``{task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
-    clips. Undefined values (no records, missing judge scores) give ``None`` for all three.
+    clips, ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
+    (``clips`` says how many). Undefined values (no records, missing judge scores) give ``None`` for
+    all three.
     """
     out: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
     for task, records in records_by_task.items():
@@ -223,15 +226,16 @@ def headline_cis(
         for scenario in SUMMARY_SCENARIOS:
             chosen = subset(records, scenario)
             values = task_metrics(task, chosen)
+            n_clips = clip_count(chosen)
             out[task][scenario] = {}
             for metric in HEADLINE[task]:
                 value = clean(values.get(metric))
                 low = high = None
-                if value is not None:
+                if value is not None and interval_available(n_clips):
                     stat = statistic_for(task, metric, chosen, expected=value)
                     lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed)
                     low, high = clean(lo), clean(hi)
-                out[task][scenario][metric] = {"value": value, "ci_low": low, "ci_high": high}
+                out[task][scenario][metric] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips}
     return out
 
 

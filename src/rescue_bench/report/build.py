@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rescue_bench.labels import RANKED_TASKS, SCENARIOS, patterns
+from rescue_bench.metrics import level_text
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
@@ -421,7 +422,7 @@ def _overview_html(report: Report) -> str:
     parts = [R.to_html(table)]
     parts.append(
         f"<p>Confidence intervals: {e(s.ci)}, {s.resamples} resamples, seed {s.seed}, "
-        f"{round(100 * s.confidence)}% level. Significance: {e(s.test)}. Data for the data figures: "
+        f"{level_text(s.confidence)} level. Significance: {e(s.test)}. Data for the data figures: "
         f"<code>{e(str(s.data))}</code>.</p>"
     )
     parts.append(f"<p class=\"note\">{e(T.ITP_FOOTNOTE)}</p>")

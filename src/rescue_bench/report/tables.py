@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rescue_bench.metrics.coverage import COVERAGE_SOURCE, MIN_CLUSTERS_FOR_INTERVAL, coverage_note, interval_available, level_text
 from rescue_bench.report.analysis import per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 
@@ -110,11 +111,15 @@ def fmt(value: float | None, kind: str) -> str:
     return fmt_display(to_display(value, kind), kind)
 
 
-def fmt_ci(entry: dict[str, float | None], kind: str) -> str:
-    """``value [low, high]`` on the paper's scale."""
+def fmt_ci(entry: dict[str, Any], kind: str) -> str:
+    """``value [low, high]`` on the paper's scale; ``value [no interval: 1 clip]`` where the clips
+    (``entry["clips"]``) are too few to resample."""
     if entry.get("value") is None:
         return MISSING
     text = fmt(entry["value"], kind)
+    clips = entry.get("clips")
+    if clips is not None and not interval_available(int(clips)):
+        return f"{text} [{coverage_note(int(clips), 0.95)}]"
     if entry.get("ci_low") is not None and entry.get("ci_high") is not None:
         text += f" [{fmt(entry['ci_low'], kind)}, {fmt(entry['ci_high'], kind)}]"
     return text
@@ -145,12 +150,27 @@ def fmt_cost(value: Any) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def scenario_caption(scenario: str, clips: int | None, paper_clips: int | None = None) -> str:
+def scenario_caption(scenario: str, clips: int | None, paper_clips: int | None = None, confidence: float | None = None) -> str:
+    """``Couple (6 clips)``; with ``paper_clips`` the paper's count; with ``confidence`` the coverage
+    note of an interval from that many clips (:func:`rescue_bench.metrics.coverage_note`)."""
     text = SCENARIO_NAMES[scenario]
     if clips is not None:
         text += f" ({clips} clip{'s' if clips != 1 else ''}"
-        text += f"; paper: {paper_clips})" if paper_clips is not None else ")"
+        if paper_clips is not None:
+            text += f"; paper: {paper_clips}"
+        if confidence is not None:
+            text += f"; {coverage_note(clips, confidence)}"
+        text += ")"
     return text
+
+
+def coverage_footnote(confidence: float) -> str:
+    """The table note that says where the coverage notes of the scenario columns come from."""
+    return (
+        f"Column notes: a scenario with fewer than {MIN_CLUSTERS_FOR_INTERVAL} clips gets no interval (one clip cannot be resampled); "
+        f"'covers ~X%' is how often a nominal {level_text(confidence)} interval from that many clips held the true value in "
+        f"simulation ({COVERAGE_SOURCE}): with few clips the intervals are too narrow."
+    )
 
 
 def paper_layout(
@@ -249,7 +269,7 @@ def ci_table(
     and SSP, a row gives the majority-class share of the golds (the accuracy of always answering the
     most frequent label).
     """
-    header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s))) for s in SUMMARY_SCENARIOS]
+    header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s), confidence=confidence)) for s in SUMMARY_SCENARIOS]
     rows: list[list[str]] = []
     groups: dict[int, str] = {}
     top1 = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
@@ -270,12 +290,12 @@ def ci_table(
                     if task == "stp":
                         rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
     notes = [
-        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips "
+        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips "
         "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
-        "Few clips give wide (and, with very few, somewhat too narrow) intervals: read the family column with care.",
+        coverage_footnote(confidence),
         "majority-class share: the share of the most frequent gold label (the accuracy of always answering it).",
     ]
-    return Table(name="headline_ci", title="Headline metrics with 95% bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
+    return Table(name="headline_ci", title=f"Headline metrics with {level_text(confidence)} bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------
