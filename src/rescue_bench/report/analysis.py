@@ -91,7 +91,7 @@ def predicted_top1(record: dict[str, Any]) -> str | None:
     pred = record.get("prediction")
     if not record.get("valid") or not pred:
         return None
-    label = top1(pred)
+    label = pred[0]  # None where the first position held an invalid label
     return None if label is None else str(label)
 
 
