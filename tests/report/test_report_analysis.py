@@ -62,7 +62,7 @@ def test_statistic_falls_back_to_exact_when_the_fast_one_disagrees(recs, monkeyp
 def test_missing_judge_gives_no_interval(recs):
     unjudged = [dict(r, judge_score=None, score=None) if r["valid"] else r for r in recs["er"]]
     cis = A.headline_cis({"er": unjudged}, n_resamples=100)
-    assert cis["er"]["both"]["judge"] == {"value": None, "ci_low": None, "ci_high": None, "clips": 13}
+    assert cis["er"]["both"]["judge"] == {"value": None, "ci_low": None, "ci_high": None, "clips": 13, "chance": None}
     assert cis["er"]["both"]["intensity"]["value"] is not None
     assert fmt_ci(cis["er"]["both"]["judge"], "judge") == "–"
 

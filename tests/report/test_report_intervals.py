@@ -65,3 +65,15 @@ def test_coverage_note_by_hand():
 def test_fmt_ci_says_unavailable():
     assert fmt_ci({"value": 1.0, "ci_low": None, "ci_high": None, "clips": 1}, "pct") == "100.00 [no interval: 1 clip]"
     assert fmt_ci({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}, "pct") == "50.00 [40.00, 60.00]"
+
+
+def test_cells_carry_their_chance_level(one_family_clip: Path):
+    md = (one_family_clip / "tables" / "headline_ci.md").read_text(encoding="utf-8")
+    stp_r3 = next(line for line in md.splitlines() if line.startswith("| STP | recall_at_3"))
+    couple = stp_r3.split("|")[3]
+    assert "chance 100.00" in couple  # two clients and the group label: any valid ranking has the gold in its top 3
+    assert any(line.startswith("| ITP | f1 of always yes / always no") for line in md.splitlines())
+    data = json.loads((one_family_clip / "report.json").read_text(encoding="utf-8"))
+    (cis,) = data["models"].values()
+    assert cis["stp"]["couple"]["recall_at_3"]["chance"] == pytest.approx(1.0)
+    assert cis["itp"]["both"]["f1"]["constant"]["no"] == 0.0

@@ -122,7 +122,7 @@ def test_report_json_structure(report_dir: Path):
             for metrics in per_s.values():
                 assert list(metrics) == list(HEADLINE[task])
                 for entry in metrics.values():
-                    assert set(entry) == {"value", "ci_low", "ci_high", "clips"}
+                    assert {"value", "ci_low", "ci_high", "clips", "chance"} <= set(entry) <= {"value", "ci_low", "ci_high", "clips", "chance", "constant"}
     for t in report["tests"]:
         assert set(t) >= {"metric", "task", "scenario", "a", "b", "p_value", "p_holm", "n"}
         assert 0 < t["p_value"] <= t["p_holm"] <= 1

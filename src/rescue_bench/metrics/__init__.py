@@ -5,7 +5,7 @@ Per task
     * RPP: :func:`rpp_metrics` (top-1 accuracy, macro-F1 over gold labels, recall@3, MRR).
     * STP, SSP: :func:`ranking_metrics` (recall@1/2/3, MRR), :func:`rank_of`.
     * ER: :func:`intensity_score`, :func:`er_score`.
-    * baselines: :func:`majority_share`.
+    * baselines: :func:`majority_share`; what the design gives away: :func:`chance_levels`.
 
 Aggregation and uncertainty
     * :func:`mean_by_scenario`, :func:`mean_by` (micro means per scenario, pooled, per clip).
@@ -30,6 +30,7 @@ ill-defined ratios are 0 (``zero_division=0``); empty input gives NaN, not an ex
 from rescue_bench.metrics.aggregate import POOLED, mean_by, mean_by_scenario
 from rescue_bench.metrics.agreement import Reliability, Unit, cohen_kappa, fleiss_kappa, krippendorff_alpha, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci, bootstrap_distribution
+from rescue_bench.metrics.chance import chance_levels
 from rescue_bench.metrics.coverage import (
     MEASURED_COVERAGE,
     MIN_CLUSTERS_FOR_INTERVAL,
@@ -68,6 +69,7 @@ __all__ = [
     "align_pairs",
     "binary_metrics",
     "binary_statistic",
+    "chance_levels",
     "bootstrap_ci",
     "bootstrap_distribution",
     "cohen_kappa",

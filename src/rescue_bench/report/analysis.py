@@ -34,6 +34,7 @@ from rescue_bench.metrics import (
     AdditiveStatistic,
     binary_statistic,
     bootstrap_ci,
+    chance_levels,
     interval_available,
     holm,
     macro_f1_statistic,
@@ -212,21 +213,23 @@ def headline_cis(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> dict[str, dict[str, dict[str, dict[str, float | None]]]]:
-    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}`` for every headline metric.
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high", "clips", "chance"}}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
     clips, ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
     (``clips`` says how many). Undefined values (no records, missing judge scores) give ``None`` for
-    all three.
+    all three. ``chance`` is the level the task design fixes (:func:`~rescue_bench.metrics.chance_levels`,
+    ``None`` where there is none); ITP's F1 also carries ``constant``: the F1 of always "yes" / "no".
     """
-    out: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
+    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for task, records in records_by_task.items():
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
             chosen = subset(records, scenario)
             values = task_metrics(task, chosen)
             n_clips = clip_count(chosen)
+            chance = chance_levels(task, chosen)
             out[task][scenario] = {}
             for metric in HEADLINE[task]:
                 value = clean(values.get(metric))
@@ -235,7 +238,10 @@ def headline_cis(
                     stat = statistic_for(task, metric, chosen, expected=value)
                     lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed)
                     low, high = clean(lo), clean(hi)
-                out[task][scenario][metric] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips}
+                entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
+                if task == "itp" and metric == "f1":
+                    entry["constant"] = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
+                out[task][scenario][metric] = entry
     return out
 
 

@@ -255,6 +255,20 @@ def _share_cells(per_scenario: dict[str, Any], share_key: str, name_key: str) ->
     return cells
 
 
+def _with_chance(entry: dict[str, Any], kind: str) -> str:
+    text = fmt_ci(entry, kind)
+    if entry.get("value") is not None and entry.get("chance") is not None:
+        text += f" · chance {fmt(entry['chance'], kind)}"
+    return text
+
+
+def _constant(entry: dict[str, Any]) -> str:
+    c = entry.get("constant") or {}
+    if c.get("yes") is None:
+        return MISSING
+    return f"{fmt(c['yes'], 'pct')} / {fmt(c['no'], 'pct')}"
+
+
 def ci_table(
     runs: Sequence[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]],
     clips: dict[str, int],
@@ -284,7 +298,9 @@ def ci_table(
             ])
             for metric in HEADLINE[task]:
                 kind = metric_kind(task, metric)
-                rows.append([TASK_LABELS[task], metric] + [fmt_ci(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
+                rows.append([TASK_LABELS[task], metric] + [_with_chance(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
+                if task == "itp" and metric == "f1":
+                    rows.append([TASK_LABELS[task], "f1 of always yes / always no"] + [_constant(cis[task][s][metric]) for s in SUMMARY_SCENARIOS])
                 if top1.get(task) == metric and task in majority:
                     rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], "share", "label"))
                     if task == "stp":
@@ -294,6 +310,10 @@ def ci_table(
         "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
         coverage_footnote(confidence),
         "majority-class share: the share of the most frequent gold label (the accuracy of always answering it).",
+        "chance: the expected score of an answer that ignores the input, fixed by the task design (ITP a fair coin; a ranking "
+        "a uniformly random order of the instance's candidates: couple STP has three, so its Recall@3 is 100 for any valid "
+        "ranking). A constant ITP answer is no coin: 'always yes' scores the F1 shown, 'always no' 0, so a majority "
+        "baseline's ITP F1 is its tie-break's.",
     ]
     return Table(name="headline_ci", title=f"Headline metrics with {level_text(confidence)} bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
 
