@@ -169,3 +169,18 @@ def test_formats():
     assert fmt(None, "pct") == "–"
     assert fmt(float("nan"), "pct") == "–"
     assert fmt_ci({"value": 0.5, "ci_low": 0.25, "ci_high": 0.75}, "pct") == "50.00 [25.00, 75.00]"
+
+
+def test_the_pooled_interval_resamples_within_scenarios():
+    """Couple clips all right, family clips all wrong: stratified by scenario, every resample of the
+    pooled RPP accuracy holds the same couple and family clips' counts, so the interval is a point."""
+    from tests.factories import run_instances, run_records
+
+    recs = [r for r in run_records(run_instances(4, 4, 3), 0.5, seed=2) if r["task"] == "rpp"]
+    for r in recs:
+        r["prediction"] = [r["gold"]] if r["scenario"] == "couple" else [c for c in r["candidates"] if c != r["gold"]][:1]
+        r["valid"] = True
+    cis = A.headline_cis({"rpp": recs}, n_resamples=200)
+    both = cis["rpp"]["both"]["accuracy"]
+    assert both["value"] == pytest.approx(0.5)
+    assert both["ci_low"] == pytest.approx(0.5) and both["ci_high"] == pytest.approx(0.5)

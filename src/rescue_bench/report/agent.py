@@ -85,7 +85,8 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
             value = values[m.name]
             low = high = None
             if value is not None and interval_available(n_clips):
-                lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed)
+                strata = "scenario" if scenario == "both" else None  # the pooled number keeps each scenario's clips
+                lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed, strata=strata)
                 low, high = _clean(lo), _clean(hi)
             out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name], "clips": n_clips}
     return out
@@ -181,8 +182,8 @@ def _delta(row: dict[str, Any]) -> str:
 
 def _notes(confidence: float, n_resamples: int) -> list[str]:
     return [
-        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips (sample_id); "
-        "percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
+        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips (sample_id; Both "
+        "resamples within each scenario); percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
         f"{T.MISSING} = not measured (e.g. no judge, no state step, no unit of that kind).",
         T.coverage_footnote(confidence),
     ]

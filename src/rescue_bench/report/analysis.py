@@ -61,6 +61,10 @@ JUDGED_FIELDS = {"judge": "judge_score", "intensity": "intensity_score", "score"
 # ------------------------------------------------------------------------------------------------
 
 
+POOLED_SCENARIO = "both"
+"""The scenario that pools couple and family clips; its intervals resample within each scenario."""
+
+
 def clean(value: Any) -> float | None:
     """A float, or ``None`` for a missing / NaN value (JSON has no NaN)."""
     if value is None:
@@ -217,7 +221,7 @@ def headline_cis(
     """``{task: {scenario: {metric: {"value", "ci_low", "ci_high", "clips", "chance"}}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
-    clips, ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
+    clips (for ``both`` resampled within each scenario), ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
     (``clips`` says how many). Undefined values (no records, missing judge scores) give ``None`` for
     all three. ``chance`` is the level the task design fixes (:func:`~rescue_bench.metrics.chance_levels`,
     ``None`` where there is none); ITP's F1 also carries ``constant``: the F1 of always "yes" / "no".
@@ -236,7 +240,8 @@ def headline_cis(
                 low = high = None
                 if value is not None and interval_available(n_clips):
                     stat = statistic_for(task, metric, chosen, expected=value)
-                    lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed)
+                    strata = "scenario" if scenario == POOLED_SCENARIO else None  # the pooled number keeps each scenario's clips
+                    lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed, strata=strata)
                     low, high = clean(lo), clean(hi)
                 entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
                 if task == "itp" and metric == "f1":

@@ -40,7 +40,7 @@ class ReportSettings(BaseModel):
     resamples: int
     seed: int
     confidence: float
-    ci: str = "percentile cluster bootstrap over clips (sample_id)"
+    ci: str = "percentile cluster bootstrap over clips (sample_id); the pooled scenario resamples within each scenario"
     test: str = (
         "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
         "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario"

@@ -307,7 +307,7 @@ def ci_table(
                         rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
     notes = [
         f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips "
-        "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
+        "(sample_id; Both resamples couple and family clips within their scenario), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
         coverage_footnote(confidence),
         "majority-class share: the share of the most frequent gold label (the accuracy of always answering it).",
         "chance: the expected score of an answer that ignores the input, fixed by the task design (ITP a fair coin; a ranking "
