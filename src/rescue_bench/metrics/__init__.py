@@ -12,7 +12,7 @@ Aggregation and uncertainty
     * :func:`bootstrap_ci` (cluster bootstrap over clips, percentile interval); when an interval
       is computed at all and how often it covers: :mod:`rescue_bench.metrics.coverage`.
     * :func:`paired_permutation_test`, :func:`paired_bootstrap_test`, :func:`paired_delta_ci`,
-      :func:`holm` (comparing runs).
+      :func:`holm`, :func:`benjamini_hochberg` (comparing runs).
     * Statistics for the resampling functions: any ``f(records) -> float``, or the fast additive
       ones :func:`mean_statistic`, :func:`binary_statistic`, :func:`macro_f1_statistic`,
       :func:`ranking_statistic`.
@@ -44,6 +44,7 @@ from rescue_bench.metrics.emotion import er_score, intensity_score
 from rescue_bench.metrics.ranking import MRR_CUTOFF, rank_of, ranking_metrics
 from rescue_bench.metrics.significance import (
     align_pairs,
+    benjamini_hochberg,
     holm,
     paired_bootstrap_test,
     paired_delta_ci,
@@ -67,6 +68,7 @@ __all__ = [
     "Reliability",
     "Unit",
     "align_pairs",
+    "benjamini_hochberg",
     "binary_metrics",
     "binary_statistic",
     "chance_levels",

@@ -33,6 +33,7 @@ from rescue_bench.labels import GROUP_LABELS, RANKED_TASKS, SCENARIOS, patterns,
 from rescue_bench.metrics import (
     AdditiveStatistic,
     binary_statistic,
+    benjamini_hochberg,
     bootstrap_ci,
     chance_levels,
     interval_available,
@@ -341,7 +342,26 @@ def paired_tests(
         adjusted = holm({i: tests[i]["p_value"] for i in members})
         for i, p in adjusted.items():
             tests[i]["p_holm"] = float(p)
+    adjust_report_wide(tests)
     return tests
+
+
+CORRECTIONS: dict[str, tuple[str, str]] = {
+    "pairs": ("p_holm", "Holm over the run pairs of each task, metric and scenario"),
+    "holm": ("p_report_holm", "Holm over all {n} tests of the report (family-wise error)"),
+    "bh": ("p_report_bh", "Benjamini-Hochberg over all {n} tests of the report (false discovery rate)"),
+}
+"""``--correction``: the p-value key shown in the significance tables and how it was adjusted."""
+
+
+def adjust_report_wide(tests: list[dict[str, Any]]) -> None:
+    """Set ``p_report_holm`` and ``p_report_bh`` of every test: the p-value adjusted over *every*
+    test of the report (all pairs, tasks, metrics and scenarios), ``None`` where ``p_value`` is."""
+    defined = {i: t["p_value"] for i, t in enumerate(tests) if t.get("p_value") is not None}
+    by_holm, by_bh = holm(defined), benjamini_hochberg(defined)
+    for i, t in enumerate(tests):
+        t["p_report_holm"] = float(by_holm[i]) if i in by_holm else None
+        t["p_report_bh"] = float(by_bh[i]) if i in by_bh else None
 
 
 # ------------------------------------------------------------------------------------------------

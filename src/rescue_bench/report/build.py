@@ -45,6 +45,8 @@ class ReportSettings(BaseModel):
         "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
         "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario"
     )
+    correction: str = "pairs"
+    """The p-values the significance tables show: ``pairs``, ``holm`` or ``bh`` (see ``analysis.CORRECTIONS``)."""
     position_bins: str = "ten bins of row / n_rows: (0, 0.1], ..., (0.9, 1]"
     data: list[str] | str = "bundled demo"
 
@@ -168,8 +170,12 @@ def compute_report(
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     data_paths: Sequence[str] | None = None,
+    correction: str = "pairs",
 ) -> Report:
-    """Every number of the report (pure: no files written)."""
+    """Every number of the report (pure: no files written). ``correction`` picks the p-values the
+    significance tables show (``pairs``, ``holm`` or ``bh``; report.json holds all three)."""
+    if correction not in A.CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; expected one of {', '.join(A.CORRECTIONS)}")
     every_run = list(runs)
     runs = _ordered([r for r in runs if r.tasks])  # agent-only runs are reported in their own section
     warnings: list[str] = []
@@ -178,6 +184,13 @@ def compute_report(
             resamples=n_resamples,
             seed=seed,
             confidence=confidence,
+            correction=correction,
+            test=(
+                "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), two-sided, "
+                "on the instances both runs answered; p-values shown: "
+                + A.CORRECTIONS[correction][1].replace(" {n}", "")
+                + " (report.json holds p_holm, p_report_holm and p_report_bh)"
+            ),
             data=list(data_paths) if data_paths is not None else "bundled demo",
         )
     )
@@ -443,12 +456,15 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     for table in tables.values():
         files["tables"] += [str(p) for p in R.write_table(table, tab_dir)]
     names = [r.name for r in report.runs]
-    matrices = T.test_matrices(report.tests, names)
+    correction = report.settings.correction
+    matrices = T.test_matrices(report.tests, names, correction)
+    n_tests = sum(t.get("p_value") is not None for t in report.tests)
+    how = A.CORRECTIONS[correction][1].format(n=n_tests)
     labels = per_label_tables(report)
     confusions = confusion_tables(report)
     extra = {
         "significance.md": _collection(
-            "Paired significance (Holm-adjusted p-values)",
+            f"Paired significance (p-values adjusted: {how})",
             matrices,
         ) if matrices else "# Paired significance\n\nNo two runs share instances.\n",
         "per_label.md": _collection("Per-label accuracy", labels),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rescue_bench.metrics.coverage import COVERAGE_SOURCE, MIN_CLUSTERS_FOR_INTERVAL, coverage_note, interval_available, level_text
-from rescue_bench.report.analysis import per_label_union
+from rescue_bench.report.analysis import CORRECTIONS, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 
 MISSING = "–"
@@ -323,9 +323,11 @@ def ci_table(
 # ------------------------------------------------------------------------------------------------
 
 
-def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Table]:
+def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str], correction: str = "pairs") -> list[Table]:
     """One matrix per (task, metric, scenario): cell (row a, column b) = difference a - b on the
-    paper's scale and its Holm-adjusted p-value (``*`` when < 0.05)."""
+    paper's scale and its adjusted p-value (``*`` when < 0.05): ``correction`` picks the adjustment
+    (:data:`rescue_bench.report.analysis.CORRECTIONS`)."""
+    key = CORRECTIONS[correction][0]
     families: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for t in tests:
         families.setdefault((t["task"], t["metric"], t["scenario"]), []).append(t)
@@ -342,9 +344,10 @@ def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str]) -> list
                 for t in members:
                     for a, b, sign in ((t["a"], t["b"], 1.0), (t["b"], t["a"], -1.0)):
                         diff = to_display(sign * t["diff"], kind)
-                        star = "*" if t["p_holm"] is not None and t["p_holm"] < 0.05 else ""
+                        p = t.get(key)
+                        star = "*" if p is not None and p < 0.05 else ""
                         d = f"{diff:+.4f}" if kind == "bert" else f"{diff:+.2f}"
-                        cell[(a, b)] = f"{d}, p={fmt_p(t['p_holm'])}{star}"
+                        cell[(a, b)] = f"{d}, p={fmt_p(p)}{star}"
                 rows = [[a] + [("·" if a == b else cell.get((a, b), MISSING)) for b in involved] for a in involved]
                 n = max(t["n"] for t in members)
                 tables.append(
