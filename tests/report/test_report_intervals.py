@@ -77,3 +77,19 @@ def test_cells_carry_their_chance_level(one_family_clip: Path):
     (cis,) = data["models"].values()
     assert cis["stp"]["couple"]["recall_at_3"]["chance"] == pytest.approx(1.0)
     assert cis["itp"]["both"]["f1"]["constant"]["no"] == 0.0
+
+
+def test_tables_beside_the_paper_name_each_bertscore_backbone(tmp_path: Path):
+    run = make_run(tmp_path / "run", "openai/m", 0.6, n_couple=3, n_family=2, per_clip=3)
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    info["bertscore_backbone"] = "/opt/models/all-MiniLM-L6-v2"
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    bare = make_run(tmp_path / "bare", "openai/n", 0.6, n_couple=3, n_family=2, per_clip=3, answer_seed=4)
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", str(run), str(bare), "--out", str(out), "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    for stem in ("table5", "table11_couple", "table11_family"):
+        md = (out / "tables" / f"{stem}.md").read_text(encoding="utf-8")
+        assert "BERTScore backbone" in md, stem
+        assert "openai/m: all-MiniLM-L6-v2" in md and "openai/n: not recorded" in md
+        assert "paper: not stated" in md

@@ -61,6 +61,7 @@ class RunEntry(BaseModel):
     judge: str | None = None
     created: str | None = None
     mode: str | None = None
+    bertscore_backbone: str | None = None
     tasks: list[str]
 
 
@@ -210,6 +211,7 @@ def compute_report(
                 judge=run.info.get("judge"),
                 created=run.info.get("created"),
                 mode=(run.info.get("settings") or {}).get("mode"),
+                bertscore_backbone=run.info.get("bertscore_backbone"),
                 tasks=run.tasks,
             )
         )
@@ -280,6 +282,7 @@ def _points(report: Report, name: str) -> dict[str, dict[str, dict[str, float | 
 def build_tables(report: Report) -> dict[str, T.Table]:
     """The report's tables (pure), keyed by file stem."""
     runs = [(r.name, r.baseline, _points(report, r.name)) for r in report.runs]
+    backbones = {r.name: r.bertscore_backbone for r in report.runs}
     clips = report.clips_all
     paper_clips = {**report.paper.table6_clips, "both": sum(report.paper.table6_clips.values())}
     out: dict[str, T.Table] = {}
@@ -288,6 +291,7 @@ def build_tables(report: Report) -> dict[str, T.Table]:
         T.paper_rows_table5(table5(), table11()),
         "both",
         name="table5",
+        backbones=backbones,
         title=f"Table 5 layout: both scenarios pooled {T.scenario_caption('both', clips['both'], paper_clips['both']).removeprefix('Both ')}",
     )
     for s in SCENARIOS:
@@ -296,6 +300,7 @@ def build_tables(report: Report) -> dict[str, T.Table]:
             T.paper_rows_table11(table11(), s),
             s,
             name=f"table11_{s}",
+            backbones=backbones,
             title=f"Table 11 layout: {T.scenario_caption(s, clips[s], paper_clips[s]).replace(' (', ' scenario (', 1)}",
         )
     out["headline_ci"] = T.ci_table(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,8 +181,12 @@ def paper_layout(
     *,
     name: str,
     title: str,
+    backbones: dict[str, str | None] | None = None,
 ) -> Table:
     """The paper's Table 5 / 11 layout for one scenario.
+
+    ``backbones``: the BERTScore backbone each run recorded (``run.json``), named in a note, since
+    BERTScore values from different backbones are not comparable.
 
     ``runs``: ``(display name, is_baseline, points)`` with ``points = {task: {scenario: {metric:
     value}}}``; ``paper``: ``{model: {paper_key: value as printed}}`` (an ``Average`` entry is shown
@@ -220,9 +225,22 @@ def paper_layout(
         f"{MISSING} = not available (e.g. no judge or no BERTScore in the run).",
         "Rec = recall@1; MRR counts ranks 1-3. Our rows are micro means over instances, as summary.json.",
     ]
+    if backbones is not None:
+        notes.append(backbone_note(backbones, paper=bool(paper)))
     if paper:
         notes.append(ITP_FOOTNOTE)
     return Table(name=name, title=title, header=header, rows=rows, groups=groups, notes=notes)
+
+
+PAPER_BACKBONE = "not stated (the bert-score library's English default is roberta-large)"
+"""What the paper says of its BERTScore backbone."""
+
+
+def backbone_note(backbones: dict[str, str | None], *, paper: bool) -> str:
+    """``BERTScore backbone: run: model, ...; paper: ...`` (a path is shown by its last part)."""
+    parts = [f"{name}: {Path(b).name if b else 'not recorded'}" for name, b in backbones.items()]
+    text = "BERTScore backbone (values from different backbones are not comparable): " + "; ".join(parts)
+    return text + (f"; paper: {PAPER_BACKBONE}." if paper else ".")
 
 
 def paper_rows_table5(table5: dict[str, dict[str, float]], table11: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
