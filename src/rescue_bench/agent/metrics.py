@@ -218,7 +218,7 @@ def _group_address(who: str) -> Callable[[Record], list[float]]:
         if not neglect_point(r):
             return [0.0, 0.0]
         recipients = r["gold"]["recipients"] if who == "therapist" else (r["prediction"].get("recipients") if _intervened(r) else None)
-        return [float(bool(recipients) and _whole_group(recipients, r.get("participants") or [])), 1.0]
+        return [float(bool(recipients) and _whole_group(recipients or [], r.get("participants") or [])), 1.0]
 
     return components
 

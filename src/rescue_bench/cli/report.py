@@ -43,10 +43,9 @@ def report_command(
 ) -> None:
     """Tables (paper layouts), CIs, paired tests, per-label analyses, figures and an HTML report."""
     from rescue_bench.data.load import load_clips
+    from rescue_bench.report.analysis import CORRECTIONS
     from rescue_bench.report.build import compute_report, resolve_data, write_report
     from rescue_bench.report.runs import load_runs
-
-    from rescue_bench.report.analysis import CORRECTIONS
 
     if correction not in CORRECTIONS:
         raise fail(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")

@@ -31,6 +31,7 @@ from rescue_bench.metrics.aggregate import POOLED, mean_by, mean_by_scenario
 from rescue_bench.metrics.agreement import Reliability, Unit, cohen_kappa, fleiss_kappa, krippendorff_alpha, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci, bootstrap_distribution
 from rescue_bench.metrics.chance import chance_levels
+from rescue_bench.metrics.classification import INVALID, binary_metrics, majority_share, rpp_metrics, top1
 from rescue_bench.metrics.coverage import (
     MEASURED_COVERAGE,
     MIN_CLUSTERS_FOR_INTERVAL,
@@ -39,7 +40,6 @@ from rescue_bench.metrics.coverage import (
     level_text,
     measured_coverage,
 )
-from rescue_bench.metrics.classification import INVALID, binary_metrics, majority_share, rpp_metrics, top1
 from rescue_bench.metrics.emotion import er_score, intensity_score
 from rescue_bench.metrics.ranking import MRR_CUTOFF, rank_of, ranking_metrics
 from rescue_bench.metrics.significance import (

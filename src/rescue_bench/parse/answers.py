@@ -275,7 +275,8 @@ def _validate_ranking(
         place(hit, item)
     if keep_positions:
         return slots[:k], rejected
-    return [label for label in slots if label is not None][:k], rejected
+    labels: list[str | None] = [label for label in slots if label is not None]
+    return labels[:k], rejected
 
 
 def parse_ranking(

@@ -101,9 +101,10 @@ def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: 
             part = subset(c, scenario)
             a, b = part.values()
             n_a, n_b = part.sizes()
-            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": len({u[CLUSTER] for u in part.a}),
+            n_clips = len({u[CLUSTER] for u in part.a})
+            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": n_clips,
                    "a": a, "b": b, "diff": None, "ci_low": None, "ci_high": None}
-            if a is not None and b is not None and not interval_available(row["clips"]):
+            if a is not None and b is not None and not interval_available(n_clips):
                 row.update(diff=_clean(a - b))
             elif a is not None and b is not None:
                 diff, lo, hi = paired_delta_ci(part.a, part.b, part.statistic, CLUSTER, n_resamples, confidence, seed, id_key="id")

@@ -32,12 +32,12 @@ import numpy as np
 from rescue_bench.labels import GROUP_LABELS, RANKED_TASKS, SCENARIOS, patterns, strategies
 from rescue_bench.metrics import (
     AdditiveStatistic,
-    binary_statistic,
     benjamini_hochberg,
+    binary_statistic,
     bootstrap_ci,
     chance_levels,
-    interval_available,
     holm,
+    interval_available,
     macro_f1_statistic,
     majority_share,
     mean_statistic,

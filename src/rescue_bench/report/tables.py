@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from rescue_bench.metrics.coverage import COVERAGE_SOURCE, MIN_CLUSTERS_FOR_INTERVAL, coverage_note, interval_available, level_text
+from rescue_bench.metrics.coverage import (
+    COVERAGE_SOURCE,
+    MIN_CLUSTERS_FOR_INTERVAL,
+    coverage_note,
+    interval_available,
+    level_text,
+)
 from rescue_bench.report.analysis import CORRECTIONS, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 
