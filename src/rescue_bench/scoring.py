@@ -74,7 +74,7 @@ def parse_answer(task: str, raw: str | None, candidates: Sequence[str], particip
     if task == "itp":
         parsed = parse_itp(raw)
     elif task in RANKED_TASKS:
-        parsed = parse_ranking(raw, list(candidates), k=RANK_SIZE)
+        parsed = parse_ranking(raw, list(candidates), k=RANK_SIZE, keep_positions=True)
     elif task == "er":
         parsed = parse_er(raw)
     elif task == "vp":

@@ -122,7 +122,9 @@ def test_steps_by_hand(records):
     assert s["whom_recall_at_1"] == pytest.approx(1 / 2)
     assert s["how_recall_at_1"] == pytest.approx(1 / 2)
     assert s["how_given_gold_target"] == pytest.approx(2 / 2)  # evoke, then "Track" in a fence
-    # joint over P1..P4: P1 spoke at a no (fail), P2 wrong strategy, P3 silent at a no (success), P4 wrong target
+    # joint, balanced: at the yes points P2 (wrong strategy) and P4 (wrong target) 0 of 2; at the no
+    # points P1 (spoke: fail) and P3 (silent: success) 1 of 2; the mean of 0 and 1/2
+    assert (s["joint_yes"], s["joint_no"]) == (pytest.approx(0.0), pytest.approx(1 / 2))
     assert s["joint"] == pytest.approx(1 / 4)
     assert s["whom_given_intervened"] == pytest.approx(1 / 2)
     assert s["how_given_intervened"] == pytest.approx(1 / 2)
@@ -151,10 +153,14 @@ def test_turn_neglect_validity_by_hand(records):
     assert s["turn_judge_real"] == pytest.approx((5 + 1) / 2)
     assert s["turn_judge_strategy"] == pytest.approx((2 + 1) / 2)
     assert s["turn_bertscore"] == pytest.approx((0.8 + 0.0) / 2)
-    # neglect (Ann distressed at P2, P3, P4): agent spoke at P2 (to Ann: no) and P4 (to Bob: yes); silent at P3
+    # neglect points (Ann distressed, the therapist spoke): P2 and P4 (P3 is a "no"). The agent
+    # spoke at P2 to Ann (attends) and at P4 to Bob (leaves Ann out)
+    assert s["support"]["neglect_agent"] == 2
     assert s["neglect_agent"] == pytest.approx(1 / 2)
-    # therapist spoke at P2 (to Ann) and P4 (to the couple, Ann included)
-    assert s["neglect_therapist"] == pytest.approx(0 / 2)
+    # the therapist at P2 addressed Ann, at P4 the whole couple (a group address does not attend)
+    assert s["neglect_therapist"] == pytest.approx(1 / 2)
+    assert s["group_address_therapist"] == pytest.approx(1 / 2)
+    assert s["group_address_agent"] == pytest.approx(0 / 2)
     assert s["invalid_state"] == pytest.approx(1 / 4)
     assert s["invalid_when"] == pytest.approx(0 / 4)
     assert s["invalid_whom_how"] == pytest.approx(0 / 3)

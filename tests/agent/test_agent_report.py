@@ -82,10 +82,25 @@ def test_metrics_with_intervals_per_run(report_dir):
     assert model["joint"]["ci_high"] > model["joint"]["ci_low"]
     md = (report_dir / "tables" / "agent_ci_0.md").read_text()
     for text in ("Steps and joint success", "Where the chain breaks", "State estimate", "The turn", "Neglect of the most distressed client",
-                 "neglect rate: real therapist", "joint success (when, whom and how right)"):
+                 "neglect rate: real therapist", "joint success, balanced"):
         assert text in md, text
     for suffix in (".csv", ".tex"):
         assert (report_dir / "tables" / f"agent_ci_0{suffix}").stat().st_size > 500
+
+
+def test_reference_rows_beside_every_agent(report_dir):
+    agent = _agent_report(report_dir)
+    for k, run in enumerate(agent["runs"]):
+        refs = agent["references"][run["name"]]
+        assert refs["always_silent"]["both"]["joint"] == pytest.approx(0.5)  # never above the constant level
+        assert refs["always_silent"]["both"]["neglect_agent"] in (None, 1.0)
+        assert refs["always_group"]["both"]["neglect_agent"] in (None, 1.0)
+        assert refs["therapist"]["both"]["joint"] == pytest.approx(1.0)
+        # the therapist's reference neglect is the run's neglect_therapist: the same points
+        assert refs["therapist"]["both"]["neglect_agent"] == agent["metrics"][run["name"]]["both"]["neglect_therapist"]["value"]
+        md = (report_dir / "tables" / f"agent_reference_{k}.md").read_text()
+        for text in ("always silent", "always address the group", "the real therapist", "joint, balanced (chance 50.00)"):
+            assert text in md, text
 
 
 def test_state_ablation_pairs_runs_that_differ_only_in_state(report_dir):

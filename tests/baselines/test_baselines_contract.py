@@ -84,7 +84,7 @@ def test_one_clip_input_falls_back(method: str) -> None:
         answers = predict_answers(instances[task], method)
         for inst in instances[task]:
             check_answer(inst, answers[inst.id])
-            if method == "random":
+            if method == "random" or (method == "shortcut" and task == "itp"):  # neither learns from other clips
                 continue
             obj = json.loads(answers[inst.id])
             if task == "itp":

@@ -271,3 +271,31 @@ def test_mean_by_clip():
     m = mean_by(records, lambda r: r["v"], "clip")
     assert list(m) == ["a", "b", "c"]
     assert m["a"] == pytest.approx((records[0]["v"] + records[3]["v"]) / 2)
+
+
+def test_an_invalid_label_is_a_miss_at_its_rank_not_a_promotion():
+    """``["attack", "nonsense", "track"]`` with gold ``track``: the gold sits at rank 3, not 2. Moving
+    later labels up would reward padding a ranking with invented labels."""
+    from rescue_bench.scoring import base_record, task_metrics
+
+    inst = {"id": "ssp/x/3", "task": "ssp", "sample_id": "x", "scenario": "couple", "row": 3, "n_rows": 9,
+            "gold": "track", "candidates": ["attack", "track", "evoke", "reframe"]}
+    padded = base_record(inst, '{"ranking": ["attack", "nonsense", "track"]}')
+    assert padded["valid"] and padded["prediction"] == ["attack", None, "track"]
+    repeated = base_record(inst, '{"ranking": ["attack", "attack", "track"]}')
+    assert repeated["prediction"] == ["attack", None, "track"]
+    clean = base_record(inst, '{"ranking": ["attack", "evoke", "track"]}')
+    m = task_metrics("ssp", [padded, repeated, clean])
+    assert m["recall_at_2"] == 0.0 and m["recall_at_3"] == 1.0
+    assert m["mrr"] == pytest.approx(1 / 3)
+    first_bad = base_record(inst, '{"ranking": ["nonsense", "track"]}')
+    assert first_bad["valid"] and task_metrics("ssp", [first_bad])["recall_at_1"] == 0.0
+    none_in_top3 = base_record(inst, '{"ranking": ["x", "y", "z", "track"]}')
+    assert not none_in_top3["valid"]
+
+
+def test_top1_of_a_ranking_whose_first_label_was_invalid_is_invalid():
+    from rescue_bench.metrics import INVALID, rpp_metrics, top1
+
+    assert top1([None, "a"]) == INVALID
+    assert rpp_metrics(["a", "b"], [[None, "a"], ["b"]])["accuracy"] == 0.5

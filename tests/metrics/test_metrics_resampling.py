@@ -453,3 +453,28 @@ def test_balanced_accuracy_statistic_against_sklearn():
     eff = [r["itp_pred"] or ("no" if r["itp_gold"] == "yes" else "yes") for r in recs]
     expected = balanced_accuracy_score([r["itp_gold"] for r in recs], eff)
     assert binary_statistic("balanced_accuracy", "itp_gold", "itp_pred")(recs) == pytest.approx(expected)
+
+
+def test_stratified_bootstrap_keeps_each_stratum_size():
+    """Couple clips all right, family clips all wrong, same sizes: a resample within scenarios always
+    holds 3 couple and 3 family clips, so the pooled mean is exactly 1/2 in every resample; an
+    unstratified resample mixes the two and varies."""
+    from rescue_bench.metrics import bootstrap_ci, bootstrap_distribution, mean_statistic
+
+    records = [{"clip": f"{s}{c}", "scenario": s, "v": float(s == "couple")} for s in ("couple", "family") for c in range(3) for _ in range(4)]
+    stat = mean_statistic(lambda r: r["v"])
+    stratified = bootstrap_distribution(records, stat, "clip", 300, seed=1, strata="scenario")
+    assert np.allclose(stratified, 0.5)
+    assert bootstrap_ci(records, stat, "clip", 300, 0.95, seed=1, strata="scenario") == pytest.approx((0.5, 0.5))
+    assert bootstrap_distribution(records, stat, "clip", 300, seed=1).std() > 0.05
+    # the slow path (any statistic) draws the same resamples
+    slow = bootstrap_distribution(records, lambda rs: sum(r["v"] for r in rs) / len(rs), "clip", 50, seed=1, strata="scenario")
+    assert np.allclose(slow, 0.5)
+
+
+def test_a_cluster_in_two_strata_is_refused():
+    from rescue_bench.metrics import bootstrap_distribution, mean_statistic
+
+    records = [{"clip": "a", "scenario": "couple", "v": 1.0}, {"clip": "a", "scenario": "family", "v": 0.0}, {"clip": "b", "scenario": "couple", "v": 1.0}]
+    with pytest.raises(ValueError, match="more than one stratum"):
+        bootstrap_distribution(records, mean_statistic(lambda r: r["v"]), "clip", 10, strata="scenario")

@@ -66,8 +66,10 @@ def _check(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
     if task == "itp":
         assert pred in ("yes", "no")
     elif task in ("rpp", "stp", "ssp"):
-        assert isinstance(pred, list) and 1 <= len(pred) <= 3 and len(set(pred)) == len(pred)
-        assert set(pred) <= set(instance["candidates"])
+        # an invalid label or a repeat keeps its rank as None (a miss there); the labels are distinct candidates
+        labels = [p for p in pred if p is not None]
+        assert isinstance(pred, list) and 1 <= len(pred) <= 3 and labels and len(set(labels)) == len(labels)
+        assert set(labels) <= set(instance["candidates"])
     elif task == "er":
         assert isinstance(pred["emotion"], str) and pred["emotion"].strip()
         assert isinstance(pred["intensity"], int) and 0 <= pred["intensity"] <= 10

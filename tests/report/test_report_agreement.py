@@ -167,3 +167,29 @@ def test_sample_round_trip_through_agreement(judged_run: Path, tmp_path: Path):
     assert data["overall"]["n"] == 12 and data["overall"]["exact"] == 1.0 and data["overall"]["mae"] == 0.0
     assert data["overall"]["kappa_quadratic"] == pytest.approx(1.0)
     assert data["overall"]["krippendorff_alpha_ordinal"] == pytest.approx(1.0)
+
+
+def test_only_scores_a_judge_gave_are_compared(tmp_path: Path):
+    """An unusable answer (judge score 1 filled in, no judge call) and a judge that failed (flagged, or
+    a judge_failed / judge_error field) say nothing about the judge: left out and counted."""
+    insts = [i for i in run_instances(8, 2, 6) if i["task"] in ("er", "vp")]
+    recs = run_records(insts, 0.5, seed=3, invalid_every=5)
+    invalid = [r for r in recs if not r["valid"] and r["task"] == "er"][:2]
+    valid = [r for r in recs if r["valid"] and r["task"] == "er" and r["judge_score"] is not None]
+    flagged, failed, errored, kept = valid[0], valid[1], valid[2], valid[3]
+    flagged.update(judge_score=1, judge_flagged=True)
+    failed.update(judge_score=1, judge_failed=True)
+    errored.update(judge_score=1, judge_error="connection refused")
+    run_dir = write_run(tmp_path / "run", recs, "openai/m")
+    assert all(r["judge_score"] == 1 for r in invalid)
+    lines = ["id,task,human_score"] + [f"{r['id']},er,1" for r in (*invalid, flagged, failed, errored)]
+    lines.append(f"{kept['id']},er,{6 - kept['judge_score'] if kept['judge_score'] != 3 else 1}")
+    path = tmp_path / "h.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "a.json"
+    result = runner.invoke(app, ["agreement", "score", str(path), str(run_dir), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["er"]["n"] == 1 and data["er"]["exact"] == 0.0  # only the judged record, which disagrees
+    assert data["excluded"] == {"invalid_answer": 2, "judge_failed": 3}
+    assert "2 rating(s) of unusable answers" in result.output and "3 rating(s) whose judge call failed" in result.output

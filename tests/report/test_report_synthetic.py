@@ -122,7 +122,7 @@ def test_report_json_structure(report_dir: Path):
             for metrics in per_s.values():
                 assert list(metrics) == list(HEADLINE[task])
                 for entry in metrics.values():
-                    assert set(entry) == {"value", "ci_low", "ci_high"}
+                    assert {"value", "ci_low", "ci_high", "clips", "chance"} <= set(entry) <= {"value", "ci_low", "ci_high", "clips", "chance", "constant"}
     for t in report["tests"]:
         assert set(t) >= {"metric", "task", "scenario", "a", "b", "p_value", "p_holm", "n"}
         assert 0 < t["p_value"] <= t["p_holm"] <= 1
@@ -149,7 +149,8 @@ def test_cis_contain_the_point_estimate(report_dir: Path):
     for task, metric in (("rpp", "accuracy"), ("ssp", "recall_at_1"), ("er", "judge")):
         assert good[task]["family"][metric]["ci_high"] - good[task]["family"][metric]["ci_low"] > 0.05, (task, metric)
     header = (report_dir / "tables" / "headline_ci.csv").read_text().splitlines()[0]
-    assert "Couple (12 clips)" in header and "Family (4 clips)" in header and "Both (16 clips)" in header
+    assert "Couple (12 clips; 95% CI covers ~92%)" in header and "Family (4 clips; 95% CI covers ~81%)" in header
+    assert "Both (16 clips;" in header
     md = (report_dir / "tables" / "headline_ci.md").read_text()
     assert "majority-class share" in md
     # STP also shows the majority role's share, with the role named in each of the three scenarios

@@ -115,13 +115,30 @@ def _how_gold(r: Record) -> list[float]:
     return [_hit(_p(r, "how_given_gold"), g), 1.0]
 
 
-def _joint(r: Record) -> list[float]:
+def _joint_parts(r: Record) -> list[float]:
+    """hit and count at a ``yes`` point with complete gold, then hit and count at a ``no`` point."""
     if _g(r, "when") == "no":
-        return [float(_p(r, "when") == "no"), 1.0]
+        return [0.0, 0.0, float(_p(r, "when") == "no"), 1.0]
     if _g(r, "whom") is None or _g(r, "how") is None:
-        return [0.0, 0.0]
+        return [0.0, 0.0, 0.0, 0.0]
     ok = _intervened(r) and _p(r, "whom") == _g(r, "whom") and _p(r, "how") == _g(r, "how")
-    return [float(ok), 1.0]
+    return [float(ok), 1.0, 0.0, 0.0]
+
+
+def _joint_balanced(s: np.ndarray) -> np.ndarray:
+    """The mean of joint success where the therapist spoke and where they did not (undefined
+    unless the points hold both kinds): a constant timing policy cannot win it."""
+    yes = _ratio(s[..., 0:2])
+    no = _ratio(s[..., 2:4])
+    return (yes + no) / 2
+
+
+def _joint_yes(s: np.ndarray) -> np.ndarray:
+    return _ratio(s[..., 0:2])
+
+
+def _joint_no(s: np.ndarray) -> np.ndarray:
+    return _ratio(s[..., 2:4])
 
 
 def _whom_given(r: Record) -> list[float]:
@@ -166,10 +183,42 @@ def _turn(key: str) -> Callable[[Record], list[float]]:
     return components
 
 
-def _neglect(key: str) -> Callable[[Record], list[float]]:
+def _whole_group(recipients: Sequence[str], participants: Sequence[str]) -> bool:
+    return len(participants) > 1 and set(recipients) >= set(participants)
+
+
+def neglect_point(r: Record) -> bool:
+    """A neglect point: a clearly most distressed client, the real therapist took the turn there and
+    the clients they addressed are known. Agent and therapist are compared at exactly these points."""
+    g = r["gold"]
+    return g.get("distressed") is not None and g.get("when") == "yes" and g.get("recipients") is not None
+
+
+def _leaves_out(recipients: Sequence[str] | None, distressed: str, participants: Sequence[str]) -> bool:
+    """Whether a turn to ``recipients`` (``None``: no turn) fails to attend ``distressed``: silence,
+    someone else, an unusable target (no recipients) or the whole group all count as leaving out."""
+    if not recipients:
+        return True
+    return distressed not in recipients or _whole_group(recipients, participants)
+
+
+def _neglect(who: str) -> Callable[[Record], list[float]]:
     def components(r: Record) -> list[float]:
-        value = r["scores"].get(key)
-        return [0.0, 0.0] if value is None else [float(value), 1.0]
+        if not neglect_point(r):
+            return [0.0, 0.0]
+        g = r["gold"]
+        recipients = g["recipients"] if who == "therapist" else (r["prediction"].get("recipients") if _intervened(r) else None)
+        return [float(_leaves_out(recipients, g["distressed"], r.get("participants") or [])), 1.0]
+
+    return components
+
+
+def _group_address(who: str) -> Callable[[Record], list[float]]:
+    def components(r: Record) -> list[float]:
+        if not neglect_point(r):
+            return [0.0, 0.0]
+        recipients = r["gold"]["recipients"] if who == "therapist" else (r["prediction"].get("recipients") if _intervened(r) else None)
+        return [float(bool(recipients) and _whole_group(recipients or [], r.get("participants") or [])), 1.0]
 
     return components
 
@@ -193,18 +242,26 @@ class ChainMetric:
     combine: Callable[[np.ndarray], np.ndarray] = _ratio
     label: str = ""
 
+    @property
+    def width(self) -> int:
+        """How many components each record contributes."""
+        return 4 if self.name.startswith(("when_", "joint")) else 2
+
     def support(self, sums: np.ndarray) -> int:
         """How many units the value is over (points, clients, turns)."""
         if self.name.startswith("when_"):
             return int(np.nansum(sums[:4]))
+        if self.name == "joint":
+            return int(sums[1] + sums[3])
+        if self.name == "joint_no":
+            return int(sums[3])
         return int(sums[1]) if not math.isnan(sums[1]) else 0
 
     def statistic(self) -> AdditiveStatistic:
         """The metric as an additive statistic for :mod:`rescue_bench.metrics` resampling."""
 
         def components(records: Sequence[Record]) -> np.ndarray:
-            width = 4 if self.name.startswith("when_") else 2
-            return np.array([self.components(r) for r in records], dtype=float).reshape(-1, width)
+            return np.array([self.components(r) for r in records], dtype=float).reshape(-1, self.width)
 
         return AdditiveStatistic(components, self.combine, f"agent_{self.name}")
 
@@ -217,7 +274,9 @@ METRICS: tuple[ChainMetric, ...] = (
     ChainMetric("whom_recall_at_1", "steps", "pct", _whom, label="whom: Recall@1 (as STP)"),
     ChainMetric("how_recall_at_1", "steps", "pct", _how, label="how: Recall@1, own target (as SSP)"),
     ChainMetric("how_given_gold_target", "steps", "pct", _how_gold, label="how: Recall@1, given the gold target"),
-    ChainMetric("joint", "steps", "pct", _joint, label="joint success (when, whom and how right)"),
+    ChainMetric("joint", "steps", "pct", _joint_parts, _joint_balanced, "joint success, balanced (mean of the two below)"),
+    ChainMetric("joint_yes", "steps", "pct", _joint_parts, _joint_yes, "joint | therapist spoke: spoke to the gold target with the gold strategy"),
+    ChainMetric("joint_no", "steps", "pct", _joint_parts, _joint_no, "joint | therapist silent: stayed silent"),
     ChainMetric("whom_given_intervened", "chain", "pct", _whom_given, label="whom right | the agent spoke"),
     ChainMetric("how_given_intervened", "chain", "pct", _how_given, label="how right | the agent spoke"),
     ChainMetric("how_given_right_target", "chain", "pct", _how_given_right, label="how right | spoke to the gold target"),
@@ -231,8 +290,10 @@ METRICS: tuple[ChainMetric, ...] = (
     ChainMetric("turn_judge_real", "turn", "judge", _turn("judge_real"), label="turn: judge vs the real turn"),
     ChainMetric("turn_judge_strategy", "turn", "judge", _turn("judge_strategy"), label="turn: judge, gold strategy toward gold target"),
     ChainMetric("turn_bertscore", "turn", "bert", _turn("bertscore"), label="turn: BERTScore vs the real turn"),
-    ChainMetric("neglect_agent", "neglect", "pct", _neglect("neglect_agent"), label="neglect rate: agent"),
-    ChainMetric("neglect_therapist", "neglect", "pct", _neglect("neglect_therapist"), label="neglect rate: real therapist"),
+    ChainMetric("neglect_agent", "neglect", "pct", _neglect("agent"), label="neglect rate: agent"),
+    ChainMetric("neglect_therapist", "neglect", "pct", _neglect("therapist"), label="neglect rate: real therapist"),
+    ChainMetric("group_address_agent", "neglect", "pct", _group_address("agent"), label="whole-group address: agent"),
+    ChainMetric("group_address_therapist", "neglect", "pct", _group_address("therapist"), label="whole-group address: real therapist"),
     ChainMetric("invalid_state", "validity", "pct", _invalid("state"), label="invalid answers: state"),
     ChainMetric("invalid_when", "validity", "pct", _invalid("when"), label="invalid answers: when"),
     ChainMetric("invalid_whom_how", "validity", "pct", _invalid("whom_how"), label="invalid answers: whom and how"),
@@ -289,3 +350,57 @@ def summarize_chain(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
         s: chain_metrics(list(records) if s == "both" else [r for r in records if r["scenario"] == s])
         for s in SUMMARY_SCENARIOS
     }
+
+
+# --------------------------------------------------------------------------------------------------
+# reference rows: constant policies and the real therapist on the same points, from the gold alone
+# --------------------------------------------------------------------------------------------------
+
+REFERENCE_POLICIES: tuple[tuple[str, str], ...] = (
+    ("always_silent", "always silent"),
+    ("always_group", "always address the group"),
+    ("therapist", "the real therapist"),
+)
+"""The reference rows printed beside every agent: ``(key, label)``."""
+
+REFERENCE_METRICS: tuple[str, ...] = (
+    "joint", "joint_yes", "joint_no", "when_f1", "when_accuracy", "neglect_agent", "group_address_agent",
+)
+"""The metrics a reference row is shown on (timing, joint success and neglect; no model text)."""
+
+
+def _group_label(r: Record) -> str | None:
+    participants = set(r.get("participants") or [])
+    targets = (r.get("candidates") or {}).get("targets") or []
+    return next((t for t in targets if t not in participants), None)
+
+
+def reference_records(records: Sequence[Record], policy: str) -> list[Record]:
+    """``records`` with the prediction of a reference ``policy`` in place of the agent's.
+
+    ``always_silent`` never takes the turn; ``always_group`` takes every turn, addressed to the
+    group label (every client) with no strategy; ``therapist`` does what the real therapist did
+    (gold timing, target, strategy and addressed clients). No model is called; scores that need a
+    model's text (state, turn) are dropped.
+    """
+    out = []
+    for r in records:
+        g = r["gold"]
+        if policy == "always_silent":
+            pred: dict[str, Any] = {"when": "no", "whom": None, "how": None, "recipients": None}
+        elif policy == "always_group":
+            pred = {"when": "yes", "whom": _group_label(r), "how": None, "recipients": list(r.get("participants") or [])}
+        elif policy == "therapist":
+            spoke = g.get("when") == "yes"
+            pred = {"when": g.get("when"), "whom": g.get("whom") if spoke else None, "how": g.get("how") if spoke else None,
+                    "recipients": g.get("recipients") if spoke else None}
+        else:
+            raise ValueError(f"unknown reference policy {policy!r}")
+        pred.update(how_given_gold=None, pattern=None, turn=None)
+        out.append(dict(r, prediction=pred, steps={}, scores={"emotions": [], "stances": []}, valid=True, error=None))
+    return out
+
+
+def reference_metrics(records: Sequence[Record]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{policy: summarize_chain(...)}`` of every reference policy on the points of ``records``."""
+    return {key: summarize_chain(reference_records(records, key)) for key, _ in REFERENCE_POLICIES}

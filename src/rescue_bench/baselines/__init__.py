@@ -1,13 +1,15 @@
 """Offline baselines: reference points every model score is read against (SPEC section 5).
 
 The paper's reviewers found RPP accuracy close to the share of the majority label, so each headline
-number needs a baseline beside it. Four methods, all answering in the exact answer contract of a
+number needs a baseline beside it. Five methods, all answering in the exact answer contract of a
 model (raw JSON text per instance id, see :mod:`rescue_bench.contract`):
 
 - ``majority``: the most frequent answer of the other clips (leave-one-clip-out);
 - ``random``: uniform guesses (chance level);
 - ``prior``: guesses drawn from the training folds' label distribution (clip-grouped k-fold);
-- ``supervised``: TF-IDF + logistic regression on the rendered prompt (clip-grouped k-fold).
+- ``supervised``: TF-IDF + logistic regression on the rendered prompt (clip-grouped k-fold);
+- ``shortcut``: one surface cue (ITP: ``yes`` when the last client row is addressed to the
+  therapist), exposing annotation artefacts; other tasks as ``majority``.
 
 Choices where the SPEC is silent:
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from rescue_bench.baselines.common import Method, answer_text, run, sort_key
 from rescue_bench.baselines.counting import counting_method
+from rescue_bench.baselines.shortcut import shortcut
 from rescue_bench.baselines.supervised import supervised_method
 from rescue_bench.prompts.render import render
 from rescue_bench.tasks.instance import Instance
 
-BASELINES: tuple[str, ...] = ("majority", "random", "prior", "supervised")
-"""Baseline methods, from the weakest reference point to the strongest."""
+BASELINES: tuple[str, ...] = ("majority", "random", "prior", "supervised", "shortcut")
+"""Baseline methods, from the weakest reference point to the strongest; then ``shortcut``, one
+surface cue per task (:mod:`rescue_bench.baselines.shortcut`), which exposes annotation artefacts."""
 
-LEAVE_ONE_CLIP_OUT = ("majority", "random")
+LEAVE_ONE_CLIP_OUT = ("majority", "random", "shortcut")
 """Methods trained on all other clips (leave-one-clip-out); the others use a clip-grouped k-fold."""
 
 
@@ -49,6 +51,8 @@ def predict_answers(
     fn: Method
     if method == "supervised":
         fn = supervised_method({i.id: render(i).user for i in items})
+    elif method == "shortcut":
+        fn = shortcut
     else:
         fn = counting_method(method, stp_roles)
     guesses = run(items, fn, None if method in LEAVE_ONE_CLIP_OUT else folds, seed)

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, guard, table_console
+from rescue_bench.cli._common import command, fail, guard, table_console
 
 # ------------------------------------------------------------------------------------------------
 # rescue report
@@ -35,12 +35,20 @@ def report_command(
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap / permutation resamples (>= 1000 recommended)."),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling."),
     confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="Confidence level of the intervals."),
+    correction: str = typer.Option(
+        "pairs", "--correction",
+        help="p-values the significance tables show: pairs (Holm over run pairs per task, metric and scenario), "
+        "holm (Holm over every test of the report) or bh (Benjamini-Hochberg over every test).",
+    ),
 ) -> None:
     """Tables (paper layouts), CIs, paired tests, per-label analyses, figures and an HTML report."""
     from rescue_bench.data.load import load_clips
+    from rescue_bench.report.analysis import CORRECTIONS
     from rescue_bench.report.build import compute_report, resolve_data, write_report
     from rescue_bench.report.runs import load_runs
 
+    if correction not in CORRECTIONS:
+        raise fail(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
     runs = load_runs(run_dirs)
     paths, warnings = resolve_data(runs, [str(p) for p in data] if data else None)
     clips = None
@@ -48,7 +56,7 @@ def report_command(
         clips = load_clips(None)
     elif paths:
         clips = load_clips(paths)
-    report = compute_report(runs, clips, n_resamples=resamples, seed=seed, confidence=confidence, data_paths=paths)
+    report = compute_report(runs, clips, n_resamples=resamples, seed=seed, confidence=confidence, data_paths=paths, correction=correction)
     report.warnings = warnings + report.warnings
     files = write_report(report, out)
     for w in report.warnings:
@@ -143,6 +151,11 @@ def score_command(
         typer.echo("judge-human pools every (item, rater) pair; human-human compares every two raters of an item (n = pairs; kappa only for two fixed raters).")
     if result["unrated"]:
         typer.echo(f"{result['unrated']} row(s) without a human score were skipped.")
+    excluded = result.get("excluded") or {}
+    if excluded.get("invalid_answer"):
+        typer.echo(f"{excluded['invalid_answer']} rating(s) of unusable answers were left out (their score 1 was filled in without a judge call).")
+    if excluded.get("judge_failed"):
+        typer.echo(f"{excluded['judge_failed']} rating(s) whose judge call failed were left out (their score 1 is a floor, not a judge's verdict).")
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

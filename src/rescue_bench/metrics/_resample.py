@@ -67,3 +67,28 @@ def expand(groups: list[list[Any]], counts_row: np.ndarray) -> list[Any]:
 def call_stat(statistic: Callable[[Sequence[Any]], float], records: list[Any]) -> float:
     value = statistic(records)
     return float("nan") if value is None else float(value)
+
+
+def stratum_columns(records: Sequence[Any], idx: np.ndarray, n_clusters: int, strata: Key) -> list[np.ndarray]:
+    """The cluster numbers of each stratum (strata in first-seen order); a cluster must lie in one."""
+    read = key_fn(strata)
+    of: dict[int, Any] = {}
+    for r, c in zip(records, idx.tolist()):
+        s = read(r)
+        if of.setdefault(c, s) != s:
+            raise ValueError(f"cluster number {c} lies in more than one stratum ({of[c]!r} and {s!r})")
+    order: dict[Any, list[int]] = {}
+    for c in range(n_clusters):
+        order.setdefault(of[c], []).append(c)
+    return [np.array(cols, dtype=np.int64) for cols in order.values()]
+
+
+def draw_stratified(rng: np.random.Generator, n_rows: int, n_clusters: int, columns: list[np.ndarray] | None) -> np.ndarray:
+    """:func:`draw_counts`, or with ``columns`` (from :func:`stratum_columns`) a resample of each
+    stratum's clusters within it, so every resample keeps each stratum's number of clusters."""
+    if columns is None:
+        return draw_counts(rng, n_rows, n_clusters)
+    counts = np.zeros((n_rows, n_clusters), dtype=np.int64)
+    for cols in columns:
+        counts[:, cols] = draw_counts(rng, n_rows, len(cols))
+    return counts

@@ -37,8 +37,14 @@ def bootstrap_distribution(
     cluster_key: Key,
     n_resamples: int = 1000,
     seed: int | None = 0,
+    strata: Key | None = None,
 ) -> np.ndarray:
     """The statistic on ``n_resamples`` cluster-bootstrap resamples (array of that length).
+
+    With ``strata`` (a field or function, e.g. ``"scenario"``) clusters are resampled within their
+    stratum, so each resample keeps every stratum's number of clusters (a pooled number over couple
+    and family clips then never draws all its clips from one scenario). A cluster must lie in one
+    stratum.
 
     Uses the vectorised path when ``statistic`` is an
     :class:`~rescue_bench.metrics.stats.AdditiveStatistic` (one matrix product for all resamples),
@@ -52,17 +58,18 @@ def bootstrap_distribution(
         return np.empty(0)
     idx, ids = rs.cluster_index(records, cluster_key)
     n_clusters = len(ids)
+    columns = None if strata is None else rs.stratum_columns(records, idx, n_clusters, strata)
     rng = np.random.default_rng(seed)
     out = np.empty(n_resamples, dtype=float)
     if isinstance(statistic, AdditiveStatistic):
         sums = rs.cluster_sums(statistic, records, idx, n_clusters)
         for start, stop in rs.chunks(n_resamples, n_clusters):
-            counts = rs.draw_counts(rng, stop - start, n_clusters)
+            counts = rs.draw_stratified(rng, stop - start, n_clusters, columns)
             out[start:stop] = statistic.combine(counts @ sums)
         return out
     groups = rs.group(records, idx, n_clusters)
     for start, stop in rs.chunks(n_resamples, n_clusters):
-        counts = rs.draw_counts(rng, stop - start, n_clusters)
+        counts = rs.draw_stratified(rng, stop - start, n_clusters, columns)
         for i, row in enumerate(counts):
             out[start + i] = rs.call_stat(statistic, rs.expand(groups, row))
     return out
@@ -75,6 +82,7 @@ def bootstrap_ci(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    strata: Key | None = None,
 ) -> tuple[float, float]:
     """Percentile confidence interval of ``statistic`` by resampling clusters with replacement.
 
@@ -96,6 +104,8 @@ def bootstrap_ci(
         Coverage of the interval (0.95 gives the 2.5th and 97.5th percentiles).
     seed
         Seed of ``numpy.random.default_rng``: the same seed and records give the same interval.
+    strata
+        Resample clusters within these strata (see :func:`bootstrap_distribution`).
 
     Returns
     -------
@@ -121,7 +131,7 @@ def bootstrap_ci(
     if len(ids) == 1:
         estimate = rs.call_stat(statistic, records)
         return estimate, estimate
-    stats = bootstrap_distribution(records, statistic, cluster_key, n_resamples, seed)
+    stats = bootstrap_distribution(records, statistic, cluster_key, n_resamples, seed, strata)
     stats = stats[~np.isnan(stats)]
     if stats.size == 0:
         return math.nan, math.nan

@@ -99,9 +99,10 @@ def binary_metrics(
     return out
 
 
-def top1(ranking: Sequence[str] | None) -> str:
-    """The top-1 label of a ranking, or :data:`INVALID` for an invalid (``None`` / empty) one."""
-    return ranking[0] if ranking else INVALID
+def top1(ranking: Sequence[str | None] | None) -> str:
+    """The top-1 label of a ranking, or :data:`INVALID` for an invalid (``None`` / empty) one or one
+    whose first position held an invalid label (``None``)."""
+    return ranking[0] or INVALID if ranking else INVALID
 
 
 def rpp_metrics(golds: Sequence[str], rankings: Sequence[Sequence[str] | None]) -> dict[str, float]:

@@ -294,3 +294,30 @@ def holm(pvalues: Mapping[_K, float]) -> dict[_K, float]:
         running = max(running, min(1.0, (m - i) * float(p)))
         adjusted[k] = running
     return {k: adjusted[k] for k in pvalues}
+
+
+def benjamini_hochberg(pvalues: Mapping[_K, float]) -> dict[_K, float]:
+    """Benjamini-Hochberg adjusted p-values (step-up), keyed like the input.
+
+    With ``m`` p-values sorted ascending, the adjusted value of the i-th (1-based) is
+    ``min(1, min_{j >= i} m * p_(j) / j)``. Rejecting where it is ``<= alpha`` controls the false
+    discovery rate at ``alpha`` for independent or positively dependent tests. The same checks as
+    :func:`holm`; an empty mapping gives ``{}``.
+
+    >>> benjamini_hochberg({"a": 0.01, "b": 0.04, "c": 0.03})
+    {'a': 0.03, 'b': 0.04, 'c': 0.04}
+    """
+    for k, p in pvalues.items():
+        if p is None or isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
+            raise ValueError(f"p-value of {k!r} is not a number: {p!r}")
+        if math.isnan(p) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
+    m = len(pvalues)
+    ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
+    adjusted: dict[_K, float] = {}
+    running = 1.0
+    for i in range(m - 1, -1, -1):
+        k, p = ordered[i]
+        running = min(running, m * float(p) / (i + 1))
+        adjusted[k] = min(1.0, running)
+    return {k: adjusted[k] for k in pvalues}

@@ -250,10 +250,16 @@ def _ranking_items(value: Any) -> list[Any]:
 
 
 def _validate_ranking(
-    items: list[Any], cmap_candidates: Sequence[str], k: int, aliases: Mapping | None
-) -> tuple[list[str], list[Any]]:
-    out: list[str] = []
+    items: list[Any], cmap_candidates: Sequence[str], k: int, aliases: Mapping | None, keep_positions: bool = False
+) -> tuple[list[str | None], list[Any]]:
+    slots: list[str | None] = []  # one per position answered: the label, or None (invalid or repeat)
     rejected: list[Any] = []
+
+    def place(label: str | None, item: Any) -> None:
+        if label is None:
+            rejected.append(item)
+        slots.append(label if label is not None and label not in slots else None)
+
     for item in items:
         hit = match_label(item, cmap_candidates, aliases)
         if (
@@ -264,17 +270,13 @@ def _validate_ranking(
         ):
             # a single string holding several labels: "track, reframe, join"
             for piece in _LIST_SPLIT_RE.split(item.strip()):
-                sub = match_label(piece, cmap_candidates, aliases)
-                if sub is None:
-                    rejected.append(piece)
-                elif sub not in out:
-                    out.append(sub)
+                place(match_label(piece, cmap_candidates, aliases), piece)
             continue
-        if hit is None:
-            rejected.append(item)
-        elif hit not in out:
-            out.append(hit)
-    return out[:k], rejected
+        place(hit, item)
+    if keep_positions:
+        return slots[:k], rejected
+    labels: list[str | None] = [label for label in slots if label is not None]
+    return labels[:k], rejected
 
 
 def parse_ranking(
@@ -282,6 +284,7 @@ def parse_ranking(
     candidates: Sequence[str],
     k: int = contract.RANK_SIZE,
     aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+    keep_positions: bool = False,
 ) -> ParsedAnswer:
     """Parse a ranking answer ``{"ranking": [label, label, label]}`` against a closed label set.
 
@@ -307,6 +310,10 @@ def parse_ranking(
     * Labels are matched with :func:`match_label`; invalid labels and repeats are dropped, the order
       of the remaining ones is kept, and the first ``k`` are returned.
     * Valid iff at least one valid label remains.
+    * With ``keep_positions`` (how the tasks are scored) an invalid label or a repeat keeps its
+      place as ``None`` instead of moving later labels up: ``["attack", "nonsense", "track"]`` puts
+      ``track`` at rank 3, so padding a ranking with invented labels wins nothing. The first ``k``
+      positions are kept, and the answer is valid iff one of them holds a valid label.
     * Without any JSON, a bare reply is accepted only when *every* piece of it (split as above,
       enumeration like ``"1."`` removed) is a valid label; prose is not mined for label names,
       because a label mentioned while reasoning is not an answer.
@@ -323,10 +330,12 @@ def parse_ranking(
         if pieces and len(pieces) <= 4 * max(k, 1):
             matched = [match_label(p, cands, aliases) for p in pieces]
             if all(lab is not None for lab in matched):
-                out: list[str] = []
+                out: list[str | None] = []
                 for lab in matched:
-                    if lab is not None and lab not in out:
+                    if lab not in out:
                         out.append(lab)
+                    elif keep_positions:
+                        out.append(None)
                 return _ok(out[:k])
     if payload is None:
         return _bad("no JSON answer")
@@ -339,8 +348,8 @@ def parse_ranking(
     items = _ranking_items(value)
     if not items:
         return _bad(f"ranking {_short(value)} is not a list of labels")
-    labels, rejected = _validate_ranking(items, cands, k, aliases)
-    if not labels:
+    labels, rejected = _validate_ranking(items, cands, k, aliases, keep_positions)
+    if not any(label is not None for label in labels):
         return _bad(f"no valid label in {_short(rejected or value)}")
     return _ok(labels)
 

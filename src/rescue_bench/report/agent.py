@@ -27,7 +27,8 @@ import numpy as np
 
 from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
-from rescue_bench.metrics import bootstrap_ci, paired_delta_ci
+from rescue_bench.agent.metrics import REFERENCE_METRICS, REFERENCE_POLICIES, reference_metrics
+from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available, level_text, paired_delta_ci
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
@@ -78,14 +79,16 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
     for scenario in SCENARIOS3:
         chosen = _subset(records, scenario)
         values = chain_metrics(chosen)
+        n_clips = len({r[CLUSTER] for r in chosen})
         out[scenario] = {}
         for m in METRICS:
             value = values[m.name]
             low = high = None
-            if value is not None:
-                lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed)
+            if value is not None and interval_available(n_clips):
+                strata = "scenario" if scenario == "both" else None  # the pooled number keeps each scenario's clips
+                lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed, strata=strata)
                 low, high = _clean(lo), _clean(hi)
-            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name]}
+            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name], "clips": n_clips}
     return out
 
 
@@ -98,9 +101,12 @@ def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: 
             part = subset(c, scenario)
             a, b = part.values()
             n_a, n_b = part.sizes()
-            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": len({u[CLUSTER] for u in part.a}),
+            n_clips = len({u[CLUSTER] for u in part.a})
+            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": n_clips,
                    "a": a, "b": b, "diff": None, "ci_low": None, "ci_high": None}
-            if a is not None and b is not None:
+            if a is not None and b is not None and not interval_available(n_clips):
+                row.update(diff=_clean(a - b))
+            elif a is not None and b is not None:
                 diff, lo, hi = paired_delta_ci(part.a, part.b, part.statistic, CLUSTER, n_resamples, confidence, seed, id_key="id")
                 row.update(diff=_clean(diff), ci_low=_clean(lo), ci_high=_clean(hi))
             rows.append(row)
@@ -112,7 +118,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
     """Every agent number of the report (JSON-ready): ``runs``, ``metrics``, ``single``, ``state``,
     ``clips``, ``warnings``."""
     chosen = agent_runs(runs)
-    out: dict[str, Any] = {"runs": [], "metrics": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
+    out: dict[str, Any] = {"runs": [], "metrics": {}, "references": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
     kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     for run in chosen:
         records = run.records[AGENT_TASK]
@@ -123,6 +129,10 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
         )
         out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
         out["metrics"][run.name] = headline(records, **kw)
+        out["references"][run.name] = {
+            policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
+            for policy, per in reference_metrics(records).items()
+        }
         stored = (run.summary.get(AGENT_TASK) or {}).get("both") or {}
         for m in METRICS:
             mine, theirs = out["metrics"][run.name]["both"][m.name]["value"], _clean(stored.get(m.name))
@@ -166,14 +176,17 @@ def _delta(row: dict[str, Any]) -> str:
     text = _signed(row["diff"], row["kind"])
     if row["ci_low"] is not None and row["ci_high"] is not None:
         text += f" [{_signed(row['ci_low'], row['kind'])}, {_signed(row['ci_high'], row['kind'])}]"
+    elif row["diff"] is not None and not interval_available(row["clips"]):
+        text += f" [{coverage_note(row['clips'], 0.95)}]"
     return text
 
 
 def _notes(confidence: float, n_resamples: int) -> list[str]:
     return [
-        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips (sample_id); "
-        "percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
+        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips (sample_id; Both "
+        "resamples within each scenario); percent for rates, 1-5 for judge and intensity scores, [0, 1] for BERTScore; n = the units a number is over (both scenarios).",
         f"{T.MISSING} = not measured (e.g. no judge, no state step, no unit of that kind).",
+        T.coverage_footnote(confidence),
     ]
 
 
@@ -183,7 +196,7 @@ def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> 
     for k, run in enumerate(agent["runs"]):
         name = run["name"]
         clips = agent["clips"][name]
-        header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s])) for s in SCENARIOS3] + [("", "n")]
+        header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s], confidence=confidence)) for s in SCENARIOS3] + [("", "n")]
         rows: list[list[str]] = []
         groups: dict[int, str] = {}
         per = agent["metrics"][name]
@@ -194,6 +207,49 @@ def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> 
         title = f"Support agent: {name} (state {run['state']}, {run['points']} decision points)"
         tables.append(T.Table(name=f"agent_ci_{k}", title=title, header=header, rows=rows, groups=groups, notes=_notes(confidence, n_resamples)))
     return tables
+
+
+JOINT_CONSTANT = 0.5
+"""Balanced joint success of the best constant timing policy: always silent scores exactly this, always
+speaking at most this (with perfect target and strategy); an agent must beat it to show skill."""
+
+
+def reference_tables(agent: dict[str, Any]) -> list[T.Table]:
+    """One table per agent run: the agent beside always silent, always the group and the real
+    therapist on the same decision points (both scenarios), from the gold alone."""
+    tables = []
+    for k, run in enumerate(agent["runs"]):
+        name = run["name"]
+        header = [("", "Policy")] + [("", REFERENCE_HEADERS[m]) for m in REFERENCE_METRICS]
+        mine = agent["metrics"][name]["both"]
+        rows = [[f"agent: {name}"] + [T.fmt(mine[m]["value"], "pct") for m in REFERENCE_METRICS]]
+        for policy, label in REFERENCE_POLICIES:
+            values = agent["references"][name][policy]["both"]
+            rows.append([label] + [T.fmt(values[m], "pct") for m in REFERENCE_METRICS])
+        notes = [
+            f"Reference rows use the gold of the same {run['points']} decision points, no model call: always silent never "
+            "takes the turn; always the group takes every turn toward the group label with no strategy; the real therapist "
+            "does what the therapist did (its joint success is 100 by construction).",
+            f"Balanced joint success is the mean of 'joint | therapist spoke' and 'joint | therapist silent'; a constant "
+            f"timing policy scores at most {T.fmt(JOINT_CONSTANT, 'pct')} (always silent exactly), so that is its chance level.",
+            "Neglect is measured at the same points for every row: a clearly most distressed client and a real therapist turn. "
+            "Silence, another client, an unusable target or a whole-group address all leave that client out; "
+            "'group address' is the share of those points addressed to the whole group.",
+        ]
+        tables.append(T.Table(name=f"agent_reference_{k}", title=f"Support agent beside reference policies: {name}, both scenarios",
+                              header=header, rows=rows, notes=notes))
+    return tables
+
+
+REFERENCE_HEADERS = {
+    "joint": f"joint, balanced (chance {100 * JOINT_CONSTANT:.2f})",
+    "joint_yes": "joint | therapist spoke",
+    "joint_no": "joint | therapist silent",
+    "when_f1": "when F1",
+    "when_accuracy": "when accuracy",
+    "neglect_agent": "neglect",
+    "group_address_agent": "group address",
+}
 
 
 def _n(row: dict[str, Any]) -> str:
@@ -210,7 +266,7 @@ def comparison_table(name: str, title: str, rows: list[dict[str, Any]], a: str, 
 def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
     """The chain-versus-single-task table of each run, and the state ablation of each pair (both scenarios)."""
     tables = []
-    level = round(confidence * 100)
+    level = level_text(confidence)
     for k, run in enumerate(agent["runs"]):
         rows = agent["single"].get(run["name"])
         if rows is None:
@@ -223,7 +279,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
                 "chain",
                 "single task",
                 [
-                    f"n = units (clips) both were scored on; the difference has a {level}% paired cluster-bootstrap interval "
+                    f"n = units (clips) both were scored on; the difference has a {level} paired cluster-bootstrap interval "
                     f"({n_resamples} resamples of clips).",
                     "A chain that stays silent at a point misses whom and how there; SSP (and the chain's gold-target branch) "
                     "is told the gold target; 'composed' joint = ITP right, and at a 'yes' also STP and SSP top-1 right.",
@@ -240,7 +296,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
                 "explicit",
                 "none",
                 [
-                    f"Paired by decision point; {level}% paired cluster-bootstrap interval of the difference ({n_resamples} resamples of clips).",
+                    f"Paired by decision point; {level} paired cluster-bootstrap interval of the difference ({n_resamples} resamples of clips).",
                     "n = units each number is over (explicit / none when they differ), clips in brackets.",
                 ],
             )
@@ -329,7 +385,7 @@ def write_agent(agent: dict[str, Any], tab_dir: Path, fig_dir: Path, *, confiden
     """Write the agent tables and figures; returns (table files, figure files, HTML section or None)."""
     if not agent["runs"]:
         return [], [], None
-    tables = ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
+    tables = reference_tables(agent) + ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
         agent, confidence=confidence, n_resamples=n_resamples
     )
     files = [str(p) for t in tables for p in R.write_table(t, tab_dir)]

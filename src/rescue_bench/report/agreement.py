@@ -153,8 +153,27 @@ def human_human_stats(items: Sequence[dict[str, int]]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
+def judge_exclusion(record: dict[str, Any]) -> str | None:
+    """Why a record's judge score is not a judge's verdict, or ``None`` when a judge gave it.
+
+    ``invalid_answer``: the answer was unusable, so the scorer filled in the lowest score without a
+    judge call (whatever score is stored). ``judge_failed``: the judge was called but never gave a
+    usable score (``judge_flagged``, or an explicit ``judge_failed`` / ``judge_error`` field), so the
+    stored 1 is a floor, not an opinion. Either would count as agreement with a human who also gave 1.
+    """
+    if not record.get("valid"):
+        return "invalid_answer"
+    if record.get("judge_flagged") or record.get("judge_failed") or record.get("judge_error"):
+        return "judge_failed"
+    return None
+
+
+EXCLUSION_REASONS = ("invalid_answer", "judge_failed")
+
+
 def judged_records(run: Run) -> dict[str, dict[str, Any]]:
-    """The run's ER/VP records with a judge score, by id."""
+    """The run's ER/VP records with a judge score, by id (see :func:`judge_exclusion` for which of
+    them hold a score a judge actually gave)."""
     out = {}
     for task in JUDGED_TASKS:
         for r in run.records.get(task, []):
@@ -166,6 +185,9 @@ def judged_records(run: Run) -> dict[str, dict[str, Any]]:
 def agreement(path: str | Path, run: Run) -> dict[str, Any]:
     """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores.
 
+    Only scores a judge gave are compared: ratings of records :func:`judge_exclusion` rules out are
+    left out and counted in ``excluded`` (by reason).
+
     Keys ``er``, ``vp``, ``overall``: :func:`agreement_stats` over every (item, rater) pair. With a
     rater column: ``raters`` (the same per rater) and, where an item has two or more raters,
     ``human_human`` (:func:`human_human_stats` per task and overall).
@@ -176,12 +198,17 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
     per_rater: dict[str, dict[str, list[tuple[int, int]]]] = {}
     per_item: dict[str, dict[str, int]] = {}
     item_task: dict[str, str] = {}
+    excluded = dict.fromkeys(EXCLUSION_REASONS, 0)
     for row in rows:
         record = records.get(row["id"])
         if record is None:
             raise ReportInputError(path, f"id {row['id']!r} is not a judged ER/VP record of {run.path}", row["line"])
         if record["task"] != row["task"]:
             raise ReportInputError(path, f"id {row['id']!r} is a {record['task']} record, not {row['task']}", row["line"])
+        reason = judge_exclusion(record)
+        if reason is not None:
+            excluded[reason] += 1
+            continue
         judge = record["judge_score"]
         if not isinstance(judge, int) or isinstance(judge, bool) or judge not in SCORES:
             raise ReportInputError(run.path / "results" / f"{record['task']}.jsonl", f"judge_score {judge!r} of {row['id']!r} is not an integer 1-5")
@@ -189,7 +216,8 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
         per_rater.setdefault(row["rater"], {t: [] for t in JUDGED_TASKS})[row["task"]].append((row["human_score"], judge))
         per_item.setdefault(row["id"], {})[row["rater"]] = row["human_score"]
         item_task[row["id"]] = row["task"]
-    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows)}
+    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows),
+                           "excluded": excluded}
 
     def by_task(found: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
         result: dict[str, Any] = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
@@ -269,7 +297,8 @@ def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, A
     """Up to ``n`` judged ER/VP records, stratified by task and judge score, as CSV rows.
 
     Only valid answers that the judge actually scored are eligible (an invalid answer gets score 1
-    without a judge call, so it says nothing about the judge). ``n`` is split evenly between the two
+    without a judge call, and a failed judge call leaves a floor, so neither says anything about the
+    judge). ``n`` is split evenly between the two
     tasks (as the paper's 100 ER + 100 VP; a task with too few records passes its share on), and
     within a task proportionally to the judge-score counts, with at least one record per score that
     occurs when ``n`` allows. The draw and the final (shuffled) order depend only on ``seed``.
@@ -279,7 +308,7 @@ def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, A
     for task in JUDGED_TASKS:
         pools[task] = {}
         for r in run.records.get(task, []):
-            if r.get("valid") and r.get("judge_score") is not None:
+            if judge_exclusion(r) is None and r.get("judge_score") is not None:
                 pools[task].setdefault(int(r["judge_score"]), []).append(r)
     sizes = {t: sum(len(v) for v in pools[t].values()) for t in JUDGED_TASKS}
     total = min(n, sum(sizes.values()))

@@ -32,9 +32,12 @@ import numpy as np
 from rescue_bench.labels import GROUP_LABELS, RANKED_TASKS, SCENARIOS, patterns, strategies
 from rescue_bench.metrics import (
     AdditiveStatistic,
+    benjamini_hochberg,
     binary_statistic,
     bootstrap_ci,
+    chance_levels,
     holm,
+    interval_available,
     macro_f1_statistic,
     majority_share,
     mean_statistic,
@@ -57,6 +60,10 @@ JUDGED_FIELDS = {"judge": "judge_score", "intensity": "intensity_score", "score"
 # ------------------------------------------------------------------------------------------------
 # small helpers
 # ------------------------------------------------------------------------------------------------
+
+
+POOLED_SCENARIO = "both"
+"""The scenario that pools couple and family clips; its intervals resample within each scenario."""
 
 
 def clean(value: Any) -> float | None:
@@ -90,7 +97,7 @@ def predicted_top1(record: dict[str, Any]) -> str | None:
     pred = record.get("prediction")
     if not record.get("valid") or not pred:
         return None
-    label = top1(pred)
+    label = pred[0]  # None where the first position held an invalid label
     return None if label is None else str(label)
 
 
@@ -211,27 +218,36 @@ def headline_cis(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> dict[str, dict[str, dict[str, dict[str, float | None]]]]:
-    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high"}}}}`` for every headline metric.
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high", "clips", "chance"}}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
-    clips. Undefined values (no records, missing judge scores) give ``None`` for all three.
+    clips (for ``both`` resampled within each scenario), ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
+    (``clips`` says how many). Undefined values (no records, missing judge scores) give ``None`` for
+    all three. ``chance`` is the level the task design fixes (:func:`~rescue_bench.metrics.chance_levels`,
+    ``None`` where there is none); ITP's F1 also carries ``constant``: the F1 of always "yes" / "no".
     """
-    out: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
+    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for task, records in records_by_task.items():
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
             chosen = subset(records, scenario)
             values = task_metrics(task, chosen)
+            n_clips = clip_count(chosen)
+            chance = chance_levels(task, chosen)
             out[task][scenario] = {}
             for metric in HEADLINE[task]:
                 value = clean(values.get(metric))
                 low = high = None
-                if value is not None:
+                if value is not None and interval_available(n_clips):
                     stat = statistic_for(task, metric, chosen, expected=value)
-                    lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed)
+                    strata = "scenario" if scenario == POOLED_SCENARIO else None  # the pooled number keeps each scenario's clips
+                    lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed, strata=strata)
                     low, high = clean(lo), clean(hi)
-                out[task][scenario][metric] = {"value": value, "ci_low": low, "ci_high": high}
+                entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
+                if task == "itp" and metric == "f1":
+                    entry["constant"] = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
+                out[task][scenario][metric] = entry
     return out
 
 
@@ -326,7 +342,26 @@ def paired_tests(
         adjusted = holm({i: tests[i]["p_value"] for i in members})
         for i, p in adjusted.items():
             tests[i]["p_holm"] = float(p)
+    adjust_report_wide(tests)
     return tests
+
+
+CORRECTIONS: dict[str, tuple[str, str]] = {
+    "pairs": ("p_holm", "Holm over the run pairs of each task, metric and scenario"),
+    "holm": ("p_report_holm", "Holm over all {n} tests of the report (family-wise error)"),
+    "bh": ("p_report_bh", "Benjamini-Hochberg over all {n} tests of the report (false discovery rate)"),
+}
+"""``--correction``: the p-value key shown in the significance tables and how it was adjusted."""
+
+
+def adjust_report_wide(tests: list[dict[str, Any]]) -> None:
+    """Set ``p_report_holm`` and ``p_report_bh`` of every test: the p-value adjusted over *every*
+    test of the report (all pairs, tasks, metrics and scenarios), ``None`` where ``p_value`` is."""
+    defined = {i: t["p_value"] for i, t in enumerate(tests) if t.get("p_value") is not None}
+    by_holm, by_bh = holm(defined), benjamini_hochberg(defined)
+    for i, t in enumerate(tests):
+        t["p_report_holm"] = float(by_holm[i]) if i in by_holm else None
+        t["p_report_bh"] = float(by_bh[i]) if i in by_bh else None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rescue_bench.labels import RANKED_TASKS, SCENARIOS, patterns
+from rescue_bench.metrics import level_text
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
@@ -39,11 +40,13 @@ class ReportSettings(BaseModel):
     resamples: int
     seed: int
     confidence: float
-    ci: str = "percentile cluster bootstrap over clips (sample_id)"
+    ci: str = "percentile cluster bootstrap over clips (sample_id); the pooled scenario resamples within each scenario"
     test: str = (
         "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), "
         "two-sided, on the instances both runs answered; Holm over all pairs per task, metric and scenario"
     )
+    correction: str = "pairs"
+    """The p-values the significance tables show: ``pairs``, ``holm`` or ``bh`` (see ``analysis.CORRECTIONS``)."""
     position_bins: str = "ten bins of row / n_rows: (0, 0.1], ..., (0.9, 1]"
     data: list[str] | str = "bundled demo"
 
@@ -58,6 +61,7 @@ class RunEntry(BaseModel):
     judge: str | None = None
     created: str | None = None
     mode: str | None = None
+    bertscore_backbone: str | None = None
     tasks: list[str]
 
 
@@ -168,8 +172,12 @@ def compute_report(
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     data_paths: Sequence[str] | None = None,
+    correction: str = "pairs",
 ) -> Report:
-    """Every number of the report (pure: no files written)."""
+    """Every number of the report (pure: no files written). ``correction`` picks the p-values the
+    significance tables show (``pairs``, ``holm`` or ``bh``; report.json holds all three)."""
+    if correction not in A.CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; expected one of {', '.join(A.CORRECTIONS)}")
     every_run = list(runs)
     runs = _ordered([r for r in runs if r.tasks])  # agent-only runs are reported in their own section
     warnings: list[str] = []
@@ -178,6 +186,13 @@ def compute_report(
             resamples=n_resamples,
             seed=seed,
             confidence=confidence,
+            correction=correction,
+            test=(
+                "paired permutation test swapping clips between runs (exact when 2**clips <= resamples), two-sided, "
+                "on the instances both runs answered; p-values shown: "
+                + A.CORRECTIONS[correction][1].replace(" {n}", "")
+                + " (report.json holds p_holm, p_report_holm and p_report_bh)"
+            ),
             data=list(data_paths) if data_paths is not None else "bundled demo",
         )
     )
@@ -197,6 +212,7 @@ def compute_report(
                 judge=run.info.get("judge"),
                 created=run.info.get("created"),
                 mode=(run.info.get("settings") or {}).get("mode"),
+                bertscore_backbone=run.info.get("bertscore_backbone"),
                 tasks=run.tasks,
             )
         )
@@ -271,6 +287,7 @@ def _points(report: Report, name: str) -> dict[str, dict[str, dict[str, float | 
 def build_tables(report: Report) -> dict[str, T.Table]:
     """The report's tables (pure), keyed by file stem."""
     runs = [(r.name, r.baseline, _points(report, r.name)) for r in report.runs]
+    backbones = {r.name: r.bertscore_backbone for r in report.runs}
     clips = report.clips_all
     paper_clips = {**report.paper.table6_clips, "both": sum(report.paper.table6_clips.values())}
     out: dict[str, T.Table] = {}
@@ -279,6 +296,7 @@ def build_tables(report: Report) -> dict[str, T.Table]:
         T.paper_rows_table5(table5(), table11()),
         "both",
         name="table5",
+        backbones=backbones,
         title=f"Table 5 layout: both scenarios pooled {T.scenario_caption('both', clips['both'], paper_clips['both']).removeprefix('Both ')}",
     )
     for s in SCENARIOS:
@@ -287,6 +305,7 @@ def build_tables(report: Report) -> dict[str, T.Table]:
             T.paper_rows_table11(table11(), s),
             s,
             name=f"table11_{s}",
+            backbones=backbones,
             title=f"Table 11 layout: {T.scenario_caption(s, clips[s], paper_clips[s]).replace(' (', ' scenario (', 1)}",
         )
     out["headline_ci"] = T.ci_table(
@@ -426,7 +445,7 @@ def _overview_html(report: Report) -> str:
     parts = [R.to_html(table)]
     parts.append(
         f"<p>Confidence intervals: {e(s.ci)}, {s.resamples} resamples, seed {s.seed}, "
-        f"{round(100 * s.confidence)}% level. Significance: {e(s.test)}. Data for the data figures: "
+        f"{level_text(s.confidence)} level. Significance: {e(s.test)}. Data for the data figures: "
         f"<code>{e(str(s.data))}</code>.</p>"
     )
     parts.append(f"<p class=\"note\">{e(T.ITP_FOOTNOTE)}</p>")
@@ -447,12 +466,15 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     for table in tables.values():
         files["tables"] += [str(p) for p in R.write_table(table, tab_dir)]
     names = [r.name for r in report.runs]
-    matrices = T.test_matrices(report.tests, names)
+    correction = report.settings.correction
+    matrices = T.test_matrices(report.tests, names, correction)
+    n_tests = sum(t.get("p_value") is not None for t in report.tests)
+    how = A.CORRECTIONS[correction][1].format(n=n_tests)
     labels = per_label_tables(report)
     confusions = confusion_tables(report)
     extra = {
         "significance.md": _collection(
-            "Paired significance (Holm-adjusted p-values)",
+            f"Paired significance (p-values adjusted: {how})",
             matrices,
         ) if matrices else "# Paired significance\n\nNo two runs share instances.\n",
         "per_label.md": _collection("Per-label accuracy", labels),

@@ -12,9 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from rescue_bench.report.analysis import per_label_union
+from rescue_bench.metrics.coverage import (
+    COVERAGE_SOURCE,
+    MIN_CLUSTERS_FOR_INTERVAL,
+    coverage_note,
+    interval_available,
+    level_text,
+)
+from rescue_bench.report.analysis import CORRECTIONS, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 
 MISSING = "–"
@@ -110,11 +118,15 @@ def fmt(value: float | None, kind: str) -> str:
     return fmt_display(to_display(value, kind), kind)
 
 
-def fmt_ci(entry: dict[str, float | None], kind: str) -> str:
-    """``value [low, high]`` on the paper's scale."""
+def fmt_ci(entry: dict[str, Any], kind: str) -> str:
+    """``value [low, high]`` on the paper's scale; ``value [no interval: 1 clip]`` where the clips
+    (``entry["clips"]``) are too few to resample."""
     if entry.get("value") is None:
         return MISSING
     text = fmt(entry["value"], kind)
+    clips = entry.get("clips")
+    if clips is not None and not interval_available(int(clips)):
+        return f"{text} [{coverage_note(int(clips), 0.95)}]"
     if entry.get("ci_low") is not None and entry.get("ci_high") is not None:
         text += f" [{fmt(entry['ci_low'], kind)}, {fmt(entry['ci_high'], kind)}]"
     return text
@@ -145,12 +157,27 @@ def fmt_cost(value: Any) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def scenario_caption(scenario: str, clips: int | None, paper_clips: int | None = None) -> str:
+def scenario_caption(scenario: str, clips: int | None, paper_clips: int | None = None, confidence: float | None = None) -> str:
+    """``Couple (6 clips)``; with ``paper_clips`` the paper's count; with ``confidence`` the coverage
+    note of an interval from that many clips (:func:`rescue_bench.metrics.coverage_note`)."""
     text = SCENARIO_NAMES[scenario]
     if clips is not None:
         text += f" ({clips} clip{'s' if clips != 1 else ''}"
-        text += f"; paper: {paper_clips})" if paper_clips is not None else ")"
+        if paper_clips is not None:
+            text += f"; paper: {paper_clips}"
+        if confidence is not None:
+            text += f"; {coverage_note(clips, confidence)}"
+        text += ")"
     return text
+
+
+def coverage_footnote(confidence: float) -> str:
+    """The table note that says where the coverage notes of the scenario columns come from."""
+    return (
+        f"Column notes: a scenario with fewer than {MIN_CLUSTERS_FOR_INTERVAL} clips gets no interval (one clip cannot be resampled); "
+        f"'covers ~X%' is how often a nominal {level_text(confidence)} interval from that many clips held the true value in "
+        f"simulation ({COVERAGE_SOURCE}): with few clips the intervals are too narrow."
+    )
 
 
 def paper_layout(
@@ -160,8 +187,12 @@ def paper_layout(
     *,
     name: str,
     title: str,
+    backbones: dict[str, str | None] | None = None,
 ) -> Table:
     """The paper's Table 5 / 11 layout for one scenario.
+
+    ``backbones``: the BERTScore backbone each run recorded (``run.json``), named in a note, since
+    BERTScore values from different backbones are not comparable.
 
     ``runs``: ``(display name, is_baseline, points)`` with ``points = {task: {scenario: {metric:
     value}}}``; ``paper``: ``{model: {paper_key: value as printed}}`` (an ``Average`` entry is shown
@@ -200,9 +231,22 @@ def paper_layout(
         f"{MISSING} = not available (e.g. no judge or no BERTScore in the run).",
         "Rec = recall@1; MRR counts ranks 1-3. Our rows are micro means over instances, as summary.json.",
     ]
+    if backbones is not None:
+        notes.append(backbone_note(backbones, paper=bool(paper)))
     if paper:
         notes.append(ITP_FOOTNOTE)
     return Table(name=name, title=title, header=header, rows=rows, groups=groups, notes=notes)
+
+
+PAPER_BACKBONE = "not stated (the bert-score library's English default is roberta-large)"
+"""What the paper says of its BERTScore backbone."""
+
+
+def backbone_note(backbones: dict[str, str | None], *, paper: bool) -> str:
+    """``BERTScore backbone: run: model, ...; paper: ...`` (a path is shown by its last part)."""
+    parts = [f"{name}: {Path(b).name if b else 'not recorded'}" for name, b in backbones.items()]
+    text = "BERTScore backbone (values from different backbones are not comparable): " + "; ".join(parts)
+    return text + (f"; paper: {PAPER_BACKBONE}." if paper else ".")
 
 
 def paper_rows_table5(table5: dict[str, dict[str, float]], table11: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
@@ -235,6 +279,20 @@ def _share_cells(per_scenario: dict[str, Any], share_key: str, name_key: str) ->
     return cells
 
 
+def _with_chance(entry: dict[str, Any], kind: str) -> str:
+    text = fmt_ci(entry, kind)
+    if entry.get("value") is not None and entry.get("chance") is not None:
+        text += f" · chance {fmt(entry['chance'], kind)}"
+    return text
+
+
+def _constant(entry: dict[str, Any]) -> str:
+    c = entry.get("constant") or {}
+    if c.get("yes") is None:
+        return MISSING
+    return f"{fmt(c['yes'], 'pct')} / {fmt(c['no'], 'pct')}"
+
+
 def ci_table(
     runs: Sequence[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]],
     clips: dict[str, int],
@@ -249,7 +307,7 @@ def ci_table(
     and SSP, a row gives the majority-class share of the golds (the accuracy of always answering the
     most frequent label).
     """
-    header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s))) for s in SUMMARY_SCENARIOS]
+    header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s), confidence=confidence)) for s in SUMMARY_SCENARIOS]
     rows: list[list[str]] = []
     groups: dict[int, str] = {}
     top1 = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
@@ -264,18 +322,24 @@ def ci_table(
             ])
             for metric in HEADLINE[task]:
                 kind = metric_kind(task, metric)
-                rows.append([TASK_LABELS[task], metric] + [fmt_ci(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
+                rows.append([TASK_LABELS[task], metric] + [_with_chance(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
+                if task == "itp" and metric == "f1":
+                    rows.append([TASK_LABELS[task], "f1 of always yes / always no"] + [_constant(cis[task][s][metric]) for s in SUMMARY_SCENARIOS])
                 if top1.get(task) == metric and task in majority:
                     rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], "share", "label"))
                     if task == "stp":
                         rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
     notes = [
-        f"value [low, high]: {round(confidence * 100)}% percentile bootstrap interval, {n_resamples} resamples of clips "
-        "(sample_id), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
-        "Few clips give wide (and, with very few, somewhat too narrow) intervals: read the family column with care.",
+        f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips "
+        "(sample_id; Both resamples couple and family clips within their scenario), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
+        coverage_footnote(confidence),
         "majority-class share: the share of the most frequent gold label (the accuracy of always answering it).",
+        "chance: the expected score of an answer that ignores the input, fixed by the task design (ITP a fair coin; a ranking "
+        "a uniformly random order of the instance's candidates: couple STP has three, so its Recall@3 is 100 for any valid "
+        "ranking). A constant ITP answer is no coin: 'always yes' scores the F1 shown, 'always no' 0, so a majority "
+        "baseline's ITP F1 is its tie-break's.",
     ]
-    return Table(name="headline_ci", title="Headline metrics with 95% bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
+    return Table(name="headline_ci", title=f"Headline metrics with {level_text(confidence)} bootstrap confidence intervals", header=header, rows=rows, groups=groups, notes=notes)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -283,9 +347,11 @@ def ci_table(
 # ------------------------------------------------------------------------------------------------
 
 
-def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str]) -> list[Table]:
+def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str], correction: str = "pairs") -> list[Table]:
     """One matrix per (task, metric, scenario): cell (row a, column b) = difference a - b on the
-    paper's scale and its Holm-adjusted p-value (``*`` when < 0.05)."""
+    paper's scale and its adjusted p-value (``*`` when < 0.05): ``correction`` picks the adjustment
+    (:data:`rescue_bench.report.analysis.CORRECTIONS`)."""
+    key = CORRECTIONS[correction][0]
     families: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for t in tests:
         families.setdefault((t["task"], t["metric"], t["scenario"]), []).append(t)
@@ -302,9 +368,10 @@ def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str]) -> list
                 for t in members:
                     for a, b, sign in ((t["a"], t["b"], 1.0), (t["b"], t["a"], -1.0)):
                         diff = to_display(sign * t["diff"], kind)
-                        star = "*" if t["p_holm"] is not None and t["p_holm"] < 0.05 else ""
+                        p = t.get(key)
+                        star = "*" if p is not None and p < 0.05 else ""
                         d = f"{diff:+.4f}" if kind == "bert" else f"{diff:+.2f}"
-                        cell[(a, b)] = f"{d}, p={fmt_p(t['p_holm'])}{star}"
+                        cell[(a, b)] = f"{d}, p={fmt_p(p)}{star}"
                 rows = [[a] + [("·" if a == b else cell.get((a, b), MISSING)) for b in involved] for a in involved]
                 n = max(t["n"] for t in members)
                 tables.append(
