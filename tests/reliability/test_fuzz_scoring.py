@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +90,11 @@ def test_base_record_never_raises(data: st.DataObject) -> None:
     _check(instance, data.draw(raw_answers(instance), label="raw"))
 
 
-@settings(FUZZ, max_examples=40)
+# No per-example deadline here: one example summarises up to 36 records with bootstrap-free metrics,
+# and on a loaded 2-core machine that took over 2 s (it flaked 2 runs in 3 while eight other jobs ran);
+# a hang is still caught, by pytest-timeout's limit on the whole test.
+@pytest.mark.timeout(600)
+@settings(FUZZ, max_examples=40, deadline=None)
 @given(st.data())
 def test_summary_of_fuzzed_records(data: st.DataObject) -> None:
     """A run where every answer is arbitrary text still summarises (judge scores filled like the engine)."""
