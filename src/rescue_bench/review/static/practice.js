@@ -44,13 +44,14 @@
     list.replaceChildren();
     for (const r of view.transcript) {
       const cls = [r.simulated ? "simulated" : "", r.you ? "you" : ""].join(" ").trim();
-      const item = el("li", { class: cls, "data-row": String(r.row) }, el("span", { class: "who" }, r.you ? "You (therapist)" : r.speaker));
+      const item = el("li", { class: cls, "data-row": String(r.row) }, el("span", { class: "speaker-name" }, r.you ? "You (therapist)" : r.speaker));
       if (r.to.length) item.append(el("span", { class: "to" }, "→ " + r.to.join(", ")));
       item.append(el("span", { class: "text" }, r.text));
       if (r.simulated && !r.you) item.append(el("span", { class: "tag" }, "(simulated)"));
       list.append(item);
     }
-    list.lastElementChild?.scrollIntoView({ block: "nearest" });
+    const box = list.closest(".practice-transcript");  // the newest row in view, the page itself stays put
+    if (box) box.scrollTop = box.scrollHeight;
   }
 
   function fill(select, options) {
