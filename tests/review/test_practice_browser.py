@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.review.helpers import ARTIFACTS, CHROMIUM, DEMO, Page, fresh_database, setup_database, start_server
-from tests.review.test_practice_api import import_catalogue
+from tests.review.practice_helpers import import_catalogue
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),

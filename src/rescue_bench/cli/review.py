@@ -519,7 +519,7 @@ def export_practice(
         raise fail(f"no finished practice episode{f' of {user}' if user else ''} in this database")
     for name, records in by_user.items():
         folder = out if user or len(by_user) == 1 else out / name
-        _service(lambda: practice.write_run(folder, name, records, versions=versions()))
+        _service(lambda folder=folder, name=name, records=records: practice.write_run(folder, name, records, versions=versions()))
         typer.echo(f"wrote {len(records)} episode(s) of {practice.agent_name(name)} to {folder}")
 
 

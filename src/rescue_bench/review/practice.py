@@ -27,9 +27,9 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, select, update
+from sqlalchemy import Boolean, CursorResult, ForeignKey, Integer, String, Text, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from rescue_bench.labels import STRATEGIES, THERAPIST
@@ -41,7 +41,7 @@ HUMAN_PREFIX = "human/"
 """Agent names of people: ``human/<username>``."""
 MAX_TURN_CHARS = 1_000
 """The longest turn a person may type (the chain takes a bare turn up to this length, too)."""
-PRACTICE_STATE = "none"
+PRACTICE_STATE: Literal["none"] = "none"
 """People act without the state step (as the reference agents do): they are asked what they do."""
 SCORE_KEYS: tuple[str, ...] = (
     "J",
@@ -297,12 +297,12 @@ def act(
     actions = [*json.loads(row.actions), action]
     after = replay(start, options, agent_name(user.username), actions)
     record = json.dumps(after.record(), ensure_ascii=False) if after.done else None
-    changed = session.execute(
+    changed = cast(CursorResult[Any], session.execute(
         update(PracticeEpisode)
         .where(PracticeEpisode.id == row.id, PracticeEpisode.steps == row.steps)
         .values(actions=json.dumps(actions, ensure_ascii=False), steps=row.steps + 1, finished=after.done, record=record, updated_at=utcnow())
         .execution_options(synchronize_session=False)
-    ).rowcount
+    )).rowcount
     if changed != 1:
         raise StepTaken()
     session.expire(row)
