@@ -250,3 +250,22 @@ def test_import_practice_from_the_command_line(tmp_path: Path) -> None:
             capture_output=True, text=True, timeout=300,
         )
         assert empty.returncode == 2 and "no finished practice episode" in empty.stderr and "Traceback" not in empty.stderr
+
+
+def test_an_episode_goes_on_in_another_server_process(practice_server: PracticeDeployment) -> None:
+    """Nothing lives in a worker: step 1 on one server, step 2 on a second one over the same database."""
+    alice = practice_server.client("alice")
+    view = alice.post("/api/practice/episodes", {"start": 2}).json()
+    assert alice.post(f"/api/practice/episodes/{view['id']}/steps", {"step": 1, "speak": False}).status_code == 200
+    other = start_server(practice_server.url, practice_server.folder)
+    try:
+        again = Client(other.base_url)
+        assert again.login("alice", PASSWORD).status_code == 200
+        seen = again.get(f"/api/practice/episodes/{view['id']}").json()
+        assert seen["step"] == 2 and seen["transcript"] == alice.get(f"/api/practice/episodes/{view['id']}").json()["transcript"]
+        resp = again.post(f"/api/practice/episodes/{view['id']}/steps", {"step": 2, "speak": True, "whom": seen["group"], "how": seen["strategies"][0], "turn": "Go on."})
+        assert resp.status_code == 200 and resp.json()["step"] == 3
+        again.close()
+    finally:
+        other.stop()
+    assert alice.get(f"/api/practice/episodes/{view['id']}").json()["step"] == 3
