@@ -107,6 +107,19 @@ def start_keys(url: str) -> dict[int, tuple[str, str]]:
     return out
 
 
+def stored_start(url: str, start_id: int) -> str:
+    from rescue_bench.review.db import Database
+    from rescue_bench.review.practice import PracticeStart
+
+    db = Database(url)
+    with db.read() as session:
+        row = session.get(PracticeStart, start_id)
+        assert row is not None
+        text = row.start
+    db.dispose()
+    return text
+
+
 # ------------------------------------------------------------------------------------------------
 # tests
 # ------------------------------------------------------------------------------------------------
@@ -174,6 +187,7 @@ def test_a_full_episode_scores_exactly_like_the_sim_core_and_leaks_nothing(pract
     seen.append(alice.get(f"/practice/{view['id']}").text)
     seen.append(alice.get("/practice").text)
     blob = "\n".join(seen)
+    assert MARK in stored_start(practice_server.url, family)  # planted in the cards the server keeps
     assert MARK not in blob
     for label in {p for ps in PATTERNS.values() for p in ps}:
         assert label not in blob, label
