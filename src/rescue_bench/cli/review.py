@@ -1,5 +1,5 @@
 """``rescue review``: the review web app's commands (init, users, import, assign, settings, serve,
-export, agreement, import-ratings, raters, export-ratings).
+export, agreement, import-ratings, raters, export-ratings, import-practice, export-practice).
 
 A thin layer over :mod:`rescue_bench.review`. Every command takes ``--db URL`` (or the environment
 variable ``RESCUE_REVIEW_DB``): ``sqlite:///FILE`` (the default is ``rescue_review.db`` in the working
@@ -483,6 +483,49 @@ def export_ratings(
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     rated = sum(1 for r in rows if r["human_score"] != "")
     typer.echo(f"wrote {rated} score(s) of {len(rows)} (item, rater) pair(s) to {out}; next: rescue agreement score {out} RUN_DIR", err=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# the practice page (a person plays the therapist against the scripted simulator)
+# ------------------------------------------------------------------------------------------------
+
+
+@command(app, "import-practice")
+def import_practice(
+    data: Optional[list[Path]] = typer.Argument(None, help="Release file(s) or folder(s). Default: the bundled demo."),
+    db: Optional[str] = _db_option(),
+    horizon: int = typer.Option(5, "--horizon", min=1, max=50, help="Decisions per episode."),
+    per_clip: int = typer.Option(1, "--episodes-per-clip", min=1, help="Starts per clip (its decision points, picked evenly)."),
+    gamma: float = typer.Option(0.9, "--gamma", min=0.0, max=1.0, help="Discount of J."),
+    lam: float = typer.Option(1.0, "--lambda", min=0.0, help="Weight of the most distressed client's distress in J."),
+) -> None:
+    """Add episode starts to the practice page's catalogue (role cards and states stay on the server)."""
+    from rescue_bench.review import practice
+
+    clips = load_data(data)
+    with _open(db).write() as session:
+        added, kept = _service(lambda: practice.import_starts(session, clips, practice.practice_options(horizon=horizon, per_clip=per_clip, gamma=gamma, lam=lam)))
+    typer.echo(f"added {added} practice start(s) from {len(clips)} clip(s){f'; {kept} already there, kept as they were' if kept else ''}; people play them at /practice")
+
+
+@command(app, "export-practice")
+def export_practice(
+    out: Path = typer.Option(..., "--out", help="Output folder: results/sim.jsonl, summary.json, run.json (one sub-folder per person without --user)."),
+    db: Optional[str] = _db_option(),
+    user: Optional[str] = typer.Option(None, "--user", help="Only this person's episodes, written to --out itself."),
+) -> None:
+    """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`."""
+    from rescue_bench.engine.outputs import versions
+    from rescue_bench.review import practice
+
+    with _open(db).read() as session:
+        by_user = practice.finished_records(session, user)
+    if not by_user:
+        raise fail(f"no finished practice episode{f' of {user}' if user else ''} in this database")
+    for name, records in by_user.items():
+        folder = out if user or len(by_user) == 1 else out / name
+        _service(lambda folder=folder, name=name, records=records: practice.write_run(folder, name, records, versions=versions()))
+        typer.echo(f"wrote {len(records)} episode(s) of {practice.agent_name(name)} to {folder}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rescue_bench.review import api, overlap_routes, pages, rating_routes
+from rescue_bench.review import api, overlap_routes, pages, practice_routes, rating_routes
 from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.context import AuthError, State
 from rescue_bench.review.db import Database, check_schema
@@ -143,6 +143,8 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(overlap_routes.pages)
     app.include_router(rating_routes.pages)
+    app.include_router(practice_routes.api)  # the practice page: a person as therapist
+    app.include_router(practice_routes.pages)
     app.mount("/static", StaticFiles(directory=str(resources.files("rescue_bench.review").joinpath("static"))), name="static")
     _mount_docs(app)
 

@@ -52,6 +52,22 @@ SIM_TASK = "sim"
 """The task name of episode records (``results/sim.jsonl``)."""
 MAX_SIMULATOR_ATTEMPTS = 2
 """The simulator's request and one re-ask."""
+SUBGROUP_JOIN = " & "
+"""Joins the members of a subgroup target label (``"Luis & Carmen"``)."""
+
+
+def subgroup_targets(clients: Sequence[str]) -> list[str]:
+    """Target labels for every pair or subgroup of two or more clients short of all of them (the
+    group label stands for all), members in client order: none for a couple, three pairs for three
+    clients. Offered to agents built with ``subgroups=True`` (the practice page's person)."""
+    from itertools import combinations
+
+    return [SUBGROUP_JOIN.join(c) for k in range(2, len(clients)) for c in combinations(clients, k)]
+
+
+def subgroup_members(whom: str, clients: Sequence[str]) -> list[str] | None:
+    """The clients of subgroup label ``whom`` (:func:`subgroup_targets`), or ``None`` when it is not one."""
+    return whom.split(SUBGROUP_JOIN) if whom in subgroup_targets(clients) else None
 
 
 class EpisodeStart(BaseModel):
@@ -127,8 +143,11 @@ class Episode:
         options: SimOptions | None = None,
         prior: StrategyPrior | None = None,
         replay: dict[str, str] | None = None,
+        subgroups: bool = False,
     ) -> None:
         self.start = start
+        self.subgroups = subgroups
+        """Offer pair and subgroup targets besides the clients and the group (:func:`subgroup_targets`)."""
         self.agent = agent
         self.simulator = simulator
         self.options = options or SimOptions()
@@ -186,7 +205,7 @@ class Episode:
             n_rows=n,
             participants=s.clients,
             group=s.group,
-            targets=s.targets,
+            targets=[*s.targets, *subgroup_targets(s.clients)] if self.subgroups else s.targets,
             strategies=s.strategies,
             patterns=s.patterns,
             mode=self.options.mode,
@@ -247,7 +266,8 @@ class Episode:
         whom = act.get("whom") if intervened else None
         how = act.get("how") if intervened else None
         turn = pred("turn") if intervened else None
-        recipients = [c for c in recipients_of(whom, self._point) if c in self.start.clients] if intervened else []
+        members = subgroup_members(whom, self.start.clients) if self.subgroups and whom else None
+        recipients = (members or [c for c in recipients_of(whom, self._point) if c in self.start.clients]) if intervened else []
         if intervened:
             self.transcript.append(
                 RowView(row_index=len(self.transcript) + 1, speaker=THERAPIST, target=[whom] if whom else [], text=turn or "")

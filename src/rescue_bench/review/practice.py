@@ -1,0 +1,377 @@
+"""The practice page's services: a logged-in person plays the therapist in a closed-loop episode.
+
+The person acts exactly as an agent of ``rescue sim eval`` does, through the same chain
+(:class:`rescue_bench.sim.Episode` with the offline ``scripted`` simulator, state mode ``none``):
+at each step they keep listening or take the turn, and then choose whom (a client, a pair or
+subgroup, or the group), which strategy, and the words. Their choices are the chain's answers in its
+own JSON, so the episode's record and metrics (J, distress, neglect, ...) come from the same code
+as every agent's, and the exported episodes are a ``rescue sim eval`` run (agent ``human/<user>``).
+
+What is stored, and why:
+
+- ``practice_starts``: the catalogue an admin imports (``rescue review import-practice``): each
+  episode start (:class:`rescue_bench.sim.EpisodeStart`: transcript, role cards, initial hidden
+  state) with the options it is played under. Cards and states stay on the server: no view below
+  reads them.
+- ``practice_episodes``: one person's attempt: the start and the list of actions so far. Nothing is
+  kept in a worker's memory: every request replays the episode from its start and actions (the
+  scripted simulator is deterministic), so ``serve --workers N`` serves any step from any worker. A
+  step names its number; the update is conditional on the stored count, so two tabs submitting the
+  same step cannot both apply (the second gets 409).
+- the finished record (the line ``results/sim.jsonl`` gets), written when the last step is taken.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from sqlalchemy import Boolean, CursorResult, ForeignKey, Integer, String, Text, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from rescue_bench.labels import STRATEGIES, THERAPIST
+from rescue_bench.review.errors import Invalid, NotFound, ReviewError
+from rescue_bench.review.models import Base, User, UTCDateTime, utcnow
+from rescue_bench.sim import SIM_TASK, SIMULATOR, Episode, EpisodeStart, SimOptions, episode_starts, summarize
+
+HUMAN_PREFIX = "human/"
+"""Agent names of people: ``human/<username>``."""
+MAX_TURN_CHARS = 1_000
+"""The longest turn a person may type (the chain takes a bare turn up to this length, too)."""
+PRACTICE_STATE: Literal["none"] = "none"
+"""People act without the state step (as the reference agents do): they are asked what they do."""
+SCORE_KEYS: tuple[str, ...] = (
+    "J",
+    "final_max_distress",
+    "peak_max_distress",
+    "initial_max_distress",
+    "deescalated",
+    "neglect_hits",
+    "neglect_turns",
+    "left_out_hits",
+    "left_out_steps",
+    "attention_balance",
+    "interventions",
+    "steps",
+)
+"""The metrics the page shows once an episode is over (never the per-step states or patterns)."""
+
+
+class StepTaken(ReviewError):
+    """A step that is not the next one (a second tab, a double click): refused, never applied twice."""
+
+    status = 409
+
+    def __init__(self) -> None:
+        super().__init__("this step was already taken (in another tab?): reload the episode")
+
+
+class PracticeStart(Base):
+    """One episode start of the practice catalogue (never changed once imported)."""
+
+    __tablename__ = "practice_starts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(1200), unique=True)
+    """The episode id of ``rescue sim eval`` (``sim/<sample_id>/<row>``): runs pair by it."""
+    sample_id: Mapped[str] = mapped_column(String(1024))
+    scenario: Mapped[str] = mapped_column(String(16))
+    start: Mapped[str] = mapped_column(Text)
+    """The :class:`EpisodeStart` as JSON (transcript, cards, initial state): server-side only."""
+    options: Mapped[str] = mapped_column(Text)
+    """The :class:`SimOptions` it is played under, as JSON."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PracticeEpisode(Base):
+    """One person's attempt at a start: the actions so far and, once finished, the record."""
+
+    __tablename__ = "practice_episodes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    start_id: Mapped[int] = mapped_column(ForeignKey("practice_starts.id", ondelete="CASCADE"), index=True)
+    actions: Mapped[str] = mapped_column(Text, default="[]")
+    """JSON list of ``{"speak", "whom", "how", "turn"}``, one per step taken."""
+    steps: Mapped[int] = mapped_column(Integer, default=0)
+    """``len(actions)``: the conditional update's version."""
+    finished: Mapped[bool] = mapped_column(Boolean, default=False)
+    record: Mapped[str | None] = mapped_column(Text)
+    """The finished episode's line of ``results/sim.jsonl`` (JSON)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# ------------------------------------------------------------------------------------------------
+# the catalogue
+# ------------------------------------------------------------------------------------------------
+
+
+def practice_options(horizon: int = 5, per_clip: int = 1, context: int = 5, gamma: float = 0.9, lam: float = 1.0) -> SimOptions:
+    """The options a catalogue is imported with (dialogue cue mode, no state step)."""
+    return SimOptions(horizon=horizon, per_clip=per_clip, context=context, gamma=gamma, lam=lam, state=PRACTICE_STATE, mode="dialogue")
+
+
+def import_starts(session: Session, clips: Sequence[Any], options: SimOptions) -> tuple[int, int]:
+    """Add every clip's episode starts (``options.per_clip`` each); a start already in the
+    catalogue is kept as it is (episodes point to it). Returns (added, already there)."""
+    if options.state != PRACTICE_STATE:
+        raise Invalid("practice episodes use state mode 'none'", "state")
+    have = set(session.scalars(select(PracticeStart.key)))
+    added = skipped = 0
+    for clip in clips:
+        for start in episode_starts(clip, options)[0]:
+            if start.id in have:
+                skipped += 1
+                continue
+            have.add(start.id)
+            session.add(
+                PracticeStart(
+                    key=start.id, sample_id=start.sample_id, scenario=start.scenario,
+                    start=start.model_dump_json(), options=options.model_dump_json(),
+                )
+            )
+            added += 1
+    return added, skipped
+
+
+def _start_summary(row: PracticeStart) -> dict[str, Any]:
+    start = EpisodeStart.model_validate_json(row.start)
+    return {
+        "id": row.id,
+        "scenario": row.scenario,
+        "clients": start.clients,
+        "rows": len(start.transcript),
+        "horizon": SimOptions.model_validate_json(row.options).horizon,
+    }
+
+
+def list_starts(session: Session) -> list[dict[str, Any]]:
+    """The catalogue as a person may see it: scenario, clients, transcript length, horizon."""
+    return [_start_summary(r) for r in session.scalars(select(PracticeStart).order_by(PracticeStart.id))]
+
+
+def my_episodes(session: Session, user: User) -> list[dict[str, Any]]:
+    rows = session.scalars(select(PracticeEpisode).where(PracticeEpisode.user_id == user.id).order_by(PracticeEpisode.id.desc()))
+    out = []
+    for e in rows:
+        score = json.loads(e.record)["metrics"]["J"] if e.record else None
+        out.append({"id": e.id, "start": e.start_id, "steps": e.steps, "finished": e.finished, "J": score})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# an episode: replayed from its start and actions
+# ------------------------------------------------------------------------------------------------
+
+
+def agent_name(username: str) -> str:
+    return HUMAN_PREFIX + username
+
+
+def chain_answers(action: dict[str, Any]) -> dict[str, str]:
+    """A person's action as the chain's answers, in the JSON an agent writes (``CONTRACT``)."""
+    return {
+        "when": json.dumps({"answer": "yes" if action["speak"] else "no"}),
+        "whom_how": json.dumps({"target": action["whom"], "strategy": action["how"]}),
+        "turn": json.dumps({"turn": action["turn"]}),
+    }
+
+
+def replay(start: EpisodeStart, options: SimOptions, agent: str, actions: Sequence[dict[str, Any]]) -> Episode:
+    """The episode after ``actions``: each one answers its step's chain requests, then the scripted
+    simulator answers inside the episode. Deterministic: the same actions give the same episode."""
+    episode = Episode(start, agent=agent, simulator=SIMULATOR, options=options, subgroups=True)
+    for i, action in enumerate(actions):
+        answers = chain_answers(action)
+        while len(episode.steps) == i:
+            request = episode.next_request()
+            if request is None or request.role != "agent":
+                raise RuntimeError(f"step {i + 1}: the episode asks for {request and request.role}, not the person")
+            episode.answer(answers[request.step])
+    return episode
+
+
+def _get(session: Session, user: User, episode_id: int) -> tuple[PracticeEpisode, PracticeStart]:
+    """The user's own episode and its start; anyone else's answers 404 like one that does not exist."""
+    query = select(PracticeEpisode).where(PracticeEpisode.id == episode_id, PracticeEpisode.user_id == user.id)
+    episode = session.scalars(query).first()
+    if episode is None:
+        raise NotFound("no such practice episode")
+    start = session.get(PracticeStart, episode.start_id)
+    assert start is not None
+    return episode, start
+
+
+def _loaded(row: PracticeEpisode, start_row: PracticeStart, user: User) -> tuple[EpisodeStart, SimOptions, Episode]:
+    start = EpisodeStart.model_validate_json(start_row.start)
+    options = SimOptions.model_validate_json(start_row.options)
+    return start, options, replay(start, options, agent_name(user.username), json.loads(row.actions))
+
+
+def _row(view: Any, n_start: int, position: int) -> dict[str, Any]:
+    """One transcript row as the page shows it: what the dialogue cue mode gives an agent."""
+    return {
+        "row": position,
+        "speaker": view.speaker,
+        "to": list(view.target),
+        "text": view.text,
+        "simulated": position > n_start,
+        "you": position > n_start and view.speaker == THERAPIST,
+    }
+
+
+def view(session: Session, user: User, episode_id: int) -> dict[str, Any]:
+    """What the person sees of their episode: the transcript so far and the choices of the next
+    step; once it is over, the score. Never a card, a hidden state or an annotation."""
+    row, start_row = _get(session, user, episode_id)
+    return _view(row, start_row, user)
+
+
+def _view(row: PracticeEpisode, start_row: PracticeStart, user: User) -> dict[str, Any]:
+    start, options, episode = _loaded(row, start_row, user)
+    point = episode.live_point()
+    n = len(start.transcript)
+    out: dict[str, Any] = {
+        "id": row.id,
+        "scenario": start.scenario,
+        "clients": start.clients,
+        "group": start.group,
+        "horizon": options.horizon,
+        "step": len(episode.steps) + (0 if episode.done else 1),
+        "done": episode.done,
+        "transcript": [_row(v, n, i + 1) for i, v in enumerate(episode.transcript)],
+        "targets": [] if episode.done else list(point.targets),
+        "strategies": [] if episode.done else list(point.strategies),
+        "strategy_help": {} if episode.done else {s: STRATEGIES[start.scenario].get(s, "") for s in point.strategies},
+        "score": None,
+    }
+    if episode.done:
+        metrics = episode.record()["metrics"]
+        out["score"] = {k: metrics[k] for k in SCORE_KEYS}
+    return out
+
+
+def create(session: Session, user: User, start_id: int) -> int:
+    """A new episode of the user at catalogue start ``start_id``; returns its id."""
+    if session.get(PracticeStart, start_id) is None:
+        raise NotFound("no such practice start")
+    episode = PracticeEpisode(user_id=user.id, start_id=start_id, actions="[]", steps=0, finished=False)
+    session.add(episode)
+    session.flush()
+    return episode.id
+
+
+def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, targets: Sequence[str], strategies: Sequence[str]) -> dict[str, Any]:
+    if not speak:
+        return {"speak": False, "whom": None, "how": None, "turn": None}
+    if whom not in targets:
+        raise Invalid(f"whom must be one of: {', '.join(targets)}", "whom")
+    if how not in strategies:
+        raise Invalid(f"strategy must be one of: {', '.join(strategies)}", "how")
+    text = (turn or "").strip()
+    if not text:
+        raise Invalid("write what you say (the turn is empty)", "turn")
+    if len(text) > MAX_TURN_CHARS:
+        raise Invalid(f"the turn is longer than {MAX_TURN_CHARS} characters", "turn")
+    return {"speak": True, "whom": whom, "how": how, "turn": text}
+
+
+def act(
+    session: Session, user: User, episode_id: int, step: int, *, speak: bool,
+    whom: str | None = None, how: str | None = None, turn: str | None = None,
+) -> dict[str, Any]:
+    """Take step ``step`` (1-based: the step the page showed); returns the new view.
+
+    A step that is not the next one (a second tab, a double click) is refused with 409 and the
+    step is not applied."""
+    row, start_row = _get(session, user, episode_id)
+    start, options, episode = _loaded(row, start_row, user)
+    if episode.done or step != row.steps + 1:
+        raise StepTaken()
+    point = episode.live_point()
+    action = _action(speak, whom, how, turn, point.targets, point.strategies)
+    actions = [*json.loads(row.actions), action]
+    after = replay(start, options, agent_name(user.username), actions)
+    record = json.dumps(after.record(), ensure_ascii=False) if after.done else None
+    changed = cast(CursorResult[Any], session.execute(
+        update(PracticeEpisode)
+        .where(PracticeEpisode.id == row.id, PracticeEpisode.steps == row.steps)
+        .values(actions=json.dumps(actions, ensure_ascii=False), steps=row.steps + 1, finished=after.done, record=record, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )).rowcount
+    if changed != 1:
+        raise StepTaken()
+    session.expire(row)
+    row = session.get(PracticeEpisode, episode_id)  # type: ignore[assignment]
+    assert row is not None
+    return _view(row, start_row, user)
+
+
+# ------------------------------------------------------------------------------------------------
+# export: the finished episodes as a `rescue sim eval` run
+# ------------------------------------------------------------------------------------------------
+
+
+def finished_records(session: Session, username: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """``{username: records}``: each person's *first* finished episode of every start (later
+    attempts at a start they have seen scored are practice, and one episode id per run keeps the
+    runs pairable by episode), in start order."""
+    query = (
+        select(PracticeEpisode, User.username)
+        .join(User, User.id == PracticeEpisode.user_id)
+        .where(PracticeEpisode.finished.is_(True))
+        .order_by(PracticeEpisode.id)
+    )
+    if username is not None:
+        query = query.where(User.username == username)
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for episode, name in session.execute(query):
+        assert episode.record is not None
+        out.setdefault(name, {}).setdefault(episode.start_id, json.loads(episode.record))
+    return {name: [by_start[k] for k in sorted(by_start)] for name, by_start in sorted(out.items())}
+
+
+def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versions: dict[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
+    """Write ``out/results/sim.jsonl``, ``out/summary.json`` and ``out/run.json`` (the files of
+    ``rescue sim eval``) for one person's records; returns the summary."""
+    from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
+
+    if not records:
+        raise Invalid(f"{username} has no finished practice episode", "user")
+    first = records[0]
+    horizons = {r["horizon"] for r in records}
+    gammas = {r["metrics"]["gamma"] for r in records}
+    lams = {r["metrics"]["lambda"] for r in records}
+    if len(horizons) > 1 or len(gammas) > 1 or len(lams) > 1:
+        raise Invalid(f"{username}'s episodes were played under different horizons, gamma or lambda: export them from one catalogue", "user")
+    records = sorted(records, key=lambda r: (r["sample_id"], r["row"]))
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(out / "results" / f"{SIM_TASK}.jsonl", records)
+    summary = {SIM_TASK: summarize(records, seed=seed)}
+    atomic_write_json(out / "summary.json", summary)
+    agent = agent_name(username)
+    atomic_write_json(
+        out / "run.json",
+        {
+            "kind": SIM_TASK,
+            "source": "rescue review export-practice",
+            "model": agent,
+            "agent": agent,
+            "simulator": first["simulator"],
+            "judge": None,
+            "gamma": first["metrics"]["gamma"],
+            "lambda": first["metrics"]["lambda"],
+            "horizon": first["horizon"],
+            "clips": len({r["sample_id"] for r in records}),
+            "episodes": len(records),
+            "calls": {"episodes": len(records), "agent_total": 0, "simulator_total": 0, "agent_per_episode": 0.0,
+                      "simulator_per_episode": 0.0, "judge": 0},
+            "versions": versions or {},
+            "created": utcnow().isoformat(timespec="seconds"),
+        },
+    )
+    return summary

@@ -1,0 +1,90 @@
+"""Routes of the practice page: a logged-in person plays the therapist against the scripted simulator.
+
+Every route needs a session (401 / the login page otherwise) and every POST the CSRF header (the
+app's guard). A person sees and plays only their own episodes (anyone else's answers 404). What a
+view may hold is fixed in :func:`rescue_bench.review.practice._view`: the transcript, the choices of
+the next step and, at the end, the score; never a role card, a hidden state or an annotation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from rescue_bench.review import practice
+from rescue_bench.review.context import state
+from rescue_bench.review.pages import render
+
+api = APIRouter(prefix="/api/practice", tags=["practice"])
+pages = APIRouter(include_in_schema=False)
+
+
+class NewEpisodeIn(BaseModel):
+    start: int = Field(strict=True, description="a start of the catalogue (GET /api/practice)")
+
+
+class StepIn(BaseModel):
+    step: int = Field(strict=True, ge=1, description="the step you are taking (the view's `step`): a repeated step is refused with 409")
+    speak: bool = Field(strict=True, description="true: take the turn now; false: keep listening")
+    whom: str | None = Field(None, max_length=1200, description="one of the view's `targets` (a client, a pair or subgroup, the group)")
+    how: str | None = Field(None, max_length=64, description="one of the view's `strategies`")
+    turn: str | None = Field(None, max_length=practice.MAX_TURN_CHARS * 2, description="what you say")
+
+
+@api.get("")
+def catalogue(request: Request) -> dict[str, Any]:
+    """The starts you can play and your episodes."""
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        return {"starts": practice.list_starts(session), "episodes": practice.my_episodes(session, user)}
+
+
+@api.post("/episodes", status_code=201)
+def new_episode(body: NewEpisodeIn, request: Request) -> dict[str, Any]:
+    """Start a new episode at a catalogue start; returns its first view."""
+    st = state(request)
+    with st.db.write() as session:
+        user = st.auth(session, request)
+        episode_id = practice.create(session, user, body.start)
+        return practice.view(session, user, episode_id)
+
+
+@api.get("/episodes/{episode_id}")
+def get_episode(episode_id: int, request: Request) -> dict[str, Any]:
+    """Your episode: the transcript so far, the next step's choices, the score once it is over."""
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        return practice.view(session, user, episode_id)
+
+
+@api.post("/episodes/{episode_id}/steps")
+def take_step(episode_id: int, body: StepIn, request: Request) -> dict[str, Any]:
+    """Take the next step: keep listening, or speak to someone with a strategy; the clients answer."""
+    st = state(request)
+    with st.db.write() as session:
+        user = st.auth(session, request)
+        return practice.act(session, user, episode_id, body.step, speak=body.speak, whom=body.whom, how=body.how, turn=body.turn)
+
+
+@pages.get("/practice")
+def practice_page(request: Request) -> Response:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        starts = practice.list_starts(session)
+        episodes = practice.my_episodes(session, user)
+    return render(request, "practice.html", {"user": user, "starts": starts, "episodes": episodes})
+
+
+@pages.get("/practice/{episode_id}")
+def episode_page(episode_id: int, request: Request) -> Response:
+    st = state(request)
+    with st.db.read() as session:
+        user = st.auth(session, request)
+        view = practice.view(session, user, episode_id)
+    return render(request, "practice_episode.html", {"user": user, "view": view})

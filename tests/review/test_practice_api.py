@@ -1,0 +1,285 @@
+"""The practice page's API on a real server (two worker processes, SQLite and PostgreSQL): a person
+plays the therapist against the scripted simulator, scored like any agent of ``rescue sim eval``.
+
+The catalogue is the demo with a marker planted in every annotation the role cards and the hidden
+state are built from: no page or answer a person gets may contain one (nor a pattern label, nor a
+state's keys).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.review.helpers import PASSWORD, Client, fresh_database, setup_database, start_server
+from tests.review.practice_helpers import HORIZON, MARK, import_catalogue, marked_demo
+
+USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator"}
+
+class PracticeDeployment:
+    def __init__(self, url: str, base_url: str, folder: Path, data: Path):
+        self.url, self.base_url, self.folder, self.data = url, base_url, folder, data
+
+    def client(self, user: str | None = None) -> Client:
+        c = Client(self.base_url)
+        if user is not None:
+            assert c.login(user, PASSWORD).status_code == 200
+        return c
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def practice_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PracticeDeployment]:
+    folder = tmp_path_factory.mktemp(f"practice-{request.param}")
+    data = marked_demo(folder / "marked.jsonl")
+    with fresh_database(request.param, folder) as url:
+        setup_database(url, users=USERS)
+        import_catalogue(url, data)
+        server = start_server(url, folder, workers=2)
+        try:
+            yield PracticeDeployment(url, server.base_url, folder, data)
+        finally:
+            server.stop()
+
+
+# ------------------------------------------------------------------------------------------------
+# the same actions through the sim core
+# ------------------------------------------------------------------------------------------------
+
+
+def core_record(data: Path, start_key: str, agent: str, actions: list[dict[str, Any]], horizon: int = HORIZON) -> dict[str, Any]:
+    """The episode of ``actions`` run straight through rescue_bench.sim (no review code): the chain
+    answered with the agent JSON a model would write."""
+    from rescue_bench.data import load_clips
+    from rescue_bench.sim import Episode, SimOptions, episode_starts
+
+    options = SimOptions(horizon=horizon, per_clip=1, state="none")
+    starts = [s for clip in load_clips([data]) for s in episode_starts(clip, options)[0]]
+    start = next(s for s in starts if s.id == start_key)
+    episode = Episode(start, agent=agent, options=options, subgroups=True)
+    for action in actions:
+        n = len(episode.steps)
+        answers = {
+            "when": json.dumps({"answer": "yes" if action["speak"] else "no"}),
+            "whom_how": json.dumps({"target": action.get("whom"), "strategy": action.get("how")}),
+            "turn": json.dumps({"turn": action.get("turn")}),
+        }
+        while len(episode.steps) == n:
+            request = episode.next_request()
+            assert request is not None and request.role == "agent"
+            episode.answer(answers[request.step])
+    assert episode.done
+    return episode.record()
+
+
+def play(c: Client, start: int, actions: list[dict[str, Any]], seen: list[str]) -> dict[str, Any]:
+    resp = c.post("/api/practice/episodes", {"start": start})
+    assert resp.status_code == 201, resp.text
+    seen.append(resp.text)
+    view = resp.json()
+    for i, action in enumerate(actions, 1):
+        assert view["step"] == i and not view["done"]
+        page = c.get(f"/practice/{view['id']}")
+        assert page.status_code == 200
+        seen.append(page.text)
+        resp = c.post(f"/api/practice/episodes/{view['id']}/steps", {"step": i, **action})
+        assert resp.status_code == 200, resp.text
+        seen.append(resp.text)
+        view = resp.json()
+    return view
+
+
+def start_keys(url: str) -> dict[int, tuple[str, str]]:
+    from sqlalchemy import select
+
+    from rescue_bench.review.db import Database
+    from rescue_bench.review.practice import PracticeStart
+
+    db = Database(url)
+    with db.read() as session:
+        out = {r.id: (r.key, r.scenario) for r in session.scalars(select(PracticeStart))}
+    db.dispose()
+    return out
+
+
+def stored_start(url: str, start_id: int) -> str:
+    from rescue_bench.review.db import Database
+    from rescue_bench.review.practice import PracticeStart
+
+    db = Database(url)
+    with db.read() as session:
+        row = session.get(PracticeStart, start_id)
+        assert row is not None
+        text = row.start
+    db.dispose()
+    return text
+
+
+# ------------------------------------------------------------------------------------------------
+# tests
+# ------------------------------------------------------------------------------------------------
+
+
+def test_practice_needs_a_login_and_the_csrf_header(practice_server: PracticeDeployment) -> None:
+    anon = practice_server.client()
+    assert anon.get("/api/practice").status_code == 401
+    assert anon.get("/api/practice/episodes/1").status_code == 401
+    assert anon.post("/api/practice/episodes", {"start": 1}).status_code in (401, 403)
+    page = anon.get("/practice")
+    assert page.status_code == 303 and page.headers["location"].startswith("/login")
+    alice = practice_server.client("alice")
+    csrf = alice.csrf
+    alice.csrf = None  # a cross-site page cannot know the token
+    assert alice.post("/api/practice/episodes", {"start": 1}).status_code == 403
+    alice.csrf = csrf
+    created = alice.post("/api/practice/episodes", {"start": 1})
+    assert created.status_code == 201
+    episode = created.json()["id"]
+    alice.csrf = "forged"
+    assert alice.post(f"/api/practice/episodes/{episode}/steps", {"step": 1, "speak": False}).status_code == 403
+    alice.csrf = csrf
+    # another person's episode does not exist for bob (404, the same as a made-up id)
+    bob = practice_server.client("bob")
+    assert bob.get(f"/api/practice/episodes/{episode}").status_code == 404
+    assert bob.get(f"/practice/{episode}").status_code == 404
+    assert bob.post(f"/api/practice/episodes/{episode}/steps", {"step": 1, "speak": False}).status_code == 404
+    assert bob.get("/api/practice/episodes/999999").status_code == 404
+    assert alice.get(f"/api/practice/episodes/{episode}").json()["step"] == 1  # bob changed nothing
+
+
+def test_a_full_episode_scores_exactly_like_the_sim_core_and_leaks_nothing(practice_server: PracticeDeployment) -> None:
+    keys = start_keys(practice_server.url)
+    family = next(i for i, (_, scenario) in sorted(keys.items()) if scenario == "family")
+    alice = practice_server.client("alice")
+    seen: list[str] = [alice.get("/practice").text, alice.get("/api/practice").text]
+    first = alice.post("/api/practice/episodes", {"start": family}).json()
+    clients, group = first["clients"], first["group"]
+    pair = f"{clients[0]} & {clients[1]}"
+    assert pair in first["targets"] and group in first["targets"] and set(clients) <= set(first["targets"])
+    actions = [
+        {"speak": True, "whom": pair, "how": "track", "turn": "What happens between you two when this starts?"},
+        {"speak": False},
+        {"speak": True, "whom": group, "how": "reframe", "turn": "It sounds like each of you <b>wants</b> to be heard."},
+    ]
+    view = play(alice, family, actions, seen)
+    assert view["done"] and view["step"] == HORIZON and view["targets"] == [] and view["score"] is not None
+
+    # the record the server stored and the sim core's record of the same actions are one and the same
+    expected = core_record(practice_server.data, keys[family][0], "human/alice", actions)
+    for key in ("J", "final_max_distress", "peak_max_distress", "initial_max_distress", "deescalated",
+                "neglect_hits", "neglect_turns", "left_out_hits", "left_out_steps", "attention_balance", "interventions"):
+        assert view["score"][key] == expected["metrics"][key], key
+    assert expected["steps"][0]["action"]["recipients"] == clients[:2]  # the pair reached the simulator as two clients
+    assert len(view["transcript"]) == len(first["transcript"]) + sum(
+        (1 if a["speak"] else 0) + len(s["client_turns"]) for a, s in zip(actions, expected["steps"])
+    )
+    assert any(r["you"] and "<b>wants</b>" in r["text"] for r in view["transcript"])  # kept as text
+
+    # nothing hidden in anything sent: no annotation, no card, no state, no pattern label
+    from rescue_bench.labels import PATTERNS
+
+    seen.append(alice.get(f"/api/practice/episodes/{view['id']}").text)
+    seen.append(alice.get(f"/practice/{view['id']}").text)
+    seen.append(alice.get("/practice").text)
+    blob = "\n".join(seen)
+    assert MARK in stored_start(practice_server.url, family)  # planted in the cards the server keeps
+    assert MARK not in blob
+    for label in {p for ps in PATTERNS.values() for p in ps}:
+        assert label not in blob, label
+    for key in ('"intensity"', '"valence"', '"stance', '"cards"', '"initial_state"', '"pattern"', '"state"'):
+        assert key not in blob, key
+    page = alice.get(f"/practice/{view['id']}").text  # the page embeds its data as JSON with < escaped
+    assert "<b>" not in page and "\\u003cb\\u003ewants" in page
+
+
+def test_a_step_is_taken_once_and_checked(practice_server: PracticeDeployment) -> None:
+    alice = practice_server.client("alice")
+    view = alice.post("/api/practice/episodes", {"start": 1}).json()
+    url = f"/api/practice/episodes/{view['id']}/steps"
+    bad = [
+        ({"step": 1, "speak": True, "whom": "Nobody", "how": "track", "turn": "hi"}, "whom"),
+        ({"step": 1, "speak": True, "whom": view["targets"][0], "how": "not-a-strategy", "turn": "hi"}, "how"),
+        ({"step": 1, "speak": True, "whom": view["targets"][0], "how": view["strategies"][0], "turn": "   "}, "turn"),
+        ({"step": 1, "speak": True, "whom": view["targets"][0], "how": view["strategies"][0], "turn": "x" * 1001}, "turn"),
+    ]
+    for body, field in bad:
+        resp = alice.post(url, body)
+        assert resp.status_code == 422 and resp.json().get("field") == field, (body, resp.text)
+    assert alice.post(url, {"step": 2, "speak": False}).status_code == 409  # not the next step
+    assert alice.post(url, {"step": 1, "speak": False}).status_code == 200
+    assert alice.post(url, {"step": 1, "speak": False}).status_code == 409  # a second tab / a double click
+    assert alice.get(f"/api/practice/episodes/{view['id']}").json()["step"] == 2
+
+
+def test_export_practice_writes_a_sim_run_the_report_reads(practice_server: PracticeDeployment, tmp_path: Path) -> None:
+    bob = practice_server.client("bob")
+    seen: list[str] = []
+    first_client = bob.get("/api/practice").json()["starts"][0]["clients"][0]
+    done = play(bob, 1, [{"speak": True, "whom": first_client, "how": "join", "turn": "I hear you."}, {"speak": False}, {"speak": False}], seen)
+    assert done["done"]
+    out = tmp_path / "human-bob"
+    run = subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "review", "export-practice", "--db", practice_server.url, "--user", "bob", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    records = [json.loads(line) for line in (out / "results" / "sim.jsonl").read_text().splitlines()]
+    assert len(records) == 1 and records[0]["agent"] == "human/bob" and records[0]["metrics"]["J"] == done["score"]["J"]
+    info = json.loads((out / "run.json").read_text())
+    assert info["agent"] == info["model"] == "human/bob" and info["horizon"] == HORIZON and info["simulator"] == "scripted"
+    assert json.loads((out / "summary.json").read_text())["sim"]["both"]["episodes"] == 1
+
+    # beside a reference agent in `rescue report`, on the same episodes
+    ref = tmp_path / "attend"
+    sim = subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "sim", "eval", "--model", "baseline/attend", "--data", str(practice_server.data),
+         "--horizon", str(HORIZON), "--episodes-per-clip", "1", "--out", str(ref)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert sim.returncode == 0, sim.stderr
+    report = subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "report", str(ref), str(out), "--out", str(tmp_path / "report")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert report.returncode == 0, report.stderr
+    text = "\n".join(p.read_text(errors="replace") for p in (tmp_path / "report").rglob("*.md"))
+    assert "human/bob" in text and "baseline/attend" in text
+
+
+def test_import_practice_from_the_command_line(tmp_path: Path) -> None:
+    with fresh_database("sqlite", tmp_path) as url:
+        setup_database(url, users={"admin": "admin"})
+        cmd = [sys.executable, "-m", "rescue_bench.cli", "review", "import-practice", "--db", url, "--horizon", "2"]
+        first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert first.returncode == 0 and "added 9 practice start(s) from 9 clip(s)" in first.stdout, first.stderr
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0 and "added 0" in again.stdout and "9 already there" in again.stdout
+        empty = subprocess.run(
+            [sys.executable, "-m", "rescue_bench.cli", "review", "export-practice", "--db", url, "--out", str(tmp_path / "x")],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert empty.returncode == 2 and "no finished practice episode" in empty.stderr and "Traceback" not in empty.stderr
+
+
+def test_an_episode_goes_on_in_another_server_process(practice_server: PracticeDeployment) -> None:
+    """Nothing lives in a worker: step 1 on one server, step 2 on a second one over the same database."""
+    alice = practice_server.client("alice")
+    view = alice.post("/api/practice/episodes", {"start": 2}).json()
+    assert alice.post(f"/api/practice/episodes/{view['id']}/steps", {"step": 1, "speak": False}).status_code == 200
+    other = start_server(practice_server.url, practice_server.folder)
+    try:
+        again = Client(other.base_url)
+        assert again.login("alice", PASSWORD).status_code == 200
+        seen = again.get(f"/api/practice/episodes/{view['id']}").json()
+        assert seen["step"] == 2 and seen["transcript"] == alice.get(f"/api/practice/episodes/{view['id']}").json()["transcript"]
+        resp = again.post(f"/api/practice/episodes/{view['id']}/steps", {"step": 2, "speak": True, "whom": seen["group"], "how": seen["strategies"][0], "turn": "Go on."})
+        assert resp.status_code == 200 and resp.json()["step"] == 3
+        again.close()
+    finally:
+        other.stop()
+    assert alice.get(f"/api/practice/episodes/{view['id']}").json()["step"] == 3
