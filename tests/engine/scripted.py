@@ -76,12 +76,16 @@ class Scripted:
                 said = [s.upper() for s in said]
             elif shape == "hyphen":
                 said = [s.replace("_", "-") for s in said]
-            elif shape == "invalid_mixed":
-                said = ["not_a_label", said[0], said[0], *said[1:]]
             obj = answer_object("rpp", ranking)  # RPP, STP and SSP share one format
+            meaning: list[str | None] = list(ranking)
+            if shape == "invalid_mixed":
+                said = ["not_a_label", said[0], said[0], *said[1:]]
+                # the invented label and the repeat keep their ranks as misses (scoring's
+                # keep_positions rule): only the first valid label counts, at rank 2
+                meaning = [None, ranking[0], None]
             obj[RANKING.name] = said
             content = self._say(obj, shape if shape in ("plain", "fenced", "prose") else "plain")
-            self._remember(content, ranking)
+            self._remember(content, meaning)
             return 200, content
         if name == "emotion recognition":
             intensity = _h(user, "int") % 11
