@@ -64,3 +64,50 @@ def test_model_simulator_fidelity_through_the_server(isolated_env):
         assert r["speaker_correct"] == (r["gold"]["speaker"] == "Ann")
     run = json.loads((out / "run.json").read_text())
     assert run["calls"]["simulator_total"] >= len(records)
+
+
+class PlausibilityJudge:
+    """A judge on loopback: 4 for a turn that is a real row's text of the leak clip, 2 for any other
+    (the scripted simulator's templates); every request kept."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict]] = []
+
+    def __call__(self, messages: list[dict]) -> tuple[int, str]:
+        self.requests.append(messages)
+        candidate = str(messages[-1]["content"]).rsplit("Candidate turn: ", 1)[-1]
+        return 200, json.dumps({"score": 4 if "trip" in candidate or "there for that" in candidate else 2})
+
+
+def test_the_judge_rates_the_simulated_turn_and_the_real_one_blind(isolated_env):
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    out = isolated_env / "fid"
+    judge = PlausibilityJudge()
+    with FakeOpenAI(judge) as server:
+        result = runner.invoke(app, ["sim", "fidelity", "--judge", "openai/fake-judge", "--data", str(data), "--out", str(out),
+                                     "--display", "none", "--no-bertscore", "--max-connections", "2"], env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+        assert server.stats.peak_in_flight <= 2
+    records = _records(out)
+    assert records
+    for r in records:  # the scripted turn is a template (2), the real one a row of the clip (4)
+        assert r["judge_plausibility"] == 2 and r["judge_plausibility_real"] == 4
+    assert len(judge.requests) == 2 * len(records)
+    for messages in judge.requests:  # blind: the same form for both, never saying which is real
+        body = str(messages[-1]["content"])
+        assert "Candidate turn: " in body
+        frame = body.split("Candidate turn: ")[0].lower()
+        assert "real" not in frame and "simulat" not in frame
+        assert "Next speaker: " in body and "Transcript before the turn" in body
+    summary = json.loads((out / "summary.json").read_text())["fidelity"]["both"]
+    assert summary["judge_plausibility"]["value"] == 2 and summary["judge_plausibility_real"]["value"] == 4
+    assert "judge plausibility" in result.output
+    run = json.loads((out / "run.json").read_text())
+    assert run["judge"] == "openai/fake-judge" and run["calls"]["judge"] == 2 * len(records) and run["judge_prompt_sha"]
+    assert (out / "logs").is_dir() and any((out / "logs").iterdir())
+
+
+def test_fidelity_without_a_judge_has_no_plausibility():
+    from rescue_bench.sim.fidelity import FIDELITY_METRICS
+
+    assert {"judge_plausibility", "judge_plausibility_real"} <= {k for k, _, _ in FIDELITY_METRICS}
