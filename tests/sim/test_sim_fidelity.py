@@ -137,3 +137,29 @@ def test_after_silence_the_client_who_usually_follows_the_last_speaker_speaks():
     spoken = [*real, "C", "A"]
     assert next_speaker(state, Action(), "A", True, clients, spoken, real=real) == "C"
     assert next_speaker(state, Action(), None, False, clients, ["B", "C", "A"], real=["B", "C", "A"]) == "B"  # A never followed: least recent
+
+
+def test_a_model_simulator_that_passes_the_floor_scores_the_judge_floor(isolated_env):
+    """With a model simulator the judge runs after it; a step without a client turn scores 1, flagged."""
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    out = isolated_env / "fid"
+    loop = LoopAnswers()
+
+    def respond(messages):
+        if LoopAnswers.is_simulator(messages):
+            status, text = loop(messages)
+            if "{" not in text:
+                return status, text
+            answer = json.loads(text.strip("`json\n"))
+            return 200, json.dumps(dict(answer, speaker=None, turn=None))
+        return 200, json.dumps({"score": 5})
+
+    with FakeOpenAI(respond) as server:
+        result = runner.invoke(app, ["sim", "fidelity", "--simulator", "openai/fake-sim", "--judge", "openai/fake-judge", "--data", str(data),
+                                     "--out", str(out), "--display", "none", "--no-bertscore"], env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+    records = _records(out)
+    assert records and all(r["valid"] and r["prediction"]["speaker"] is None for r in records)
+    assert all(r["judge_plausibility"] == 1 and r["judge_flagged"] == ["judge_plausibility"] and r["judge_plausibility_real"] == 5 for r in records)
+    run = json.loads((out / "run.json").read_text())
+    assert run["calls"]["judge"] == len(records)  # only the real turns were sent
