@@ -285,7 +285,9 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
 
 def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
     """A simulator's first step against the real next turn at every decision point
-    (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``."""
+    (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``
+    (and ``logs/`` with a model simulator or a judge). With ``--judge`` the plausibility of every
+    simulated and real next turn is rated after the simulator's run, as its own inspect task."""
     from rescue_bench.data.load import load_clips
     from rescue_bench.sim.fidelity import (
         FIDELITY_TASK,
