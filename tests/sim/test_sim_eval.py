@@ -149,3 +149,25 @@ def test_the_judge_rates_every_turn_the_agent_took(isolated_env):
     run = json.loads((out / "run.json").read_text())
     assert run["judge"] == "openai/fake-judge" and run["judge_prompt_sha"] and run["calls"]["judge"] == len(steps)
     assert run["calls"]["agent_total"] == 0  # the reference agent answers offline
+
+
+@pytest.mark.parametrize("when, per_step", [("yes", 4), ("no", 2)])
+def test_call_counts_per_episode_are_as_the_readme_says(isolated_env, when, per_step):
+    """README: a model agent (--state explicit) makes 4 calls a step when it speaks (state, when,
+    whom/how, turn), 2 when it stays silent; a model simulator 1 a step, 2 when re-asked."""
+    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
+    out = isolated_env / "run"
+    responder = LoopAnswers(when=when)
+    horizon = 3
+    with FakeOpenAI(responder) as server:
+        result = _eval(out, "--model", "openai/fake-agent", "--simulator", "openai/fake-sim", "--data", str(data), "--horizon", str(horizon),
+                       env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 0, result.output
+        sent = server.stats.requests
+    records = _records(out)
+    calls = json.loads((out / "run.json").read_text())["calls"]
+    assert calls["agent_per_episode"] == per_step * horizon
+    assert horizon <= calls["simulator_per_episode"] <= 2 * horizon
+    assert calls["agent_total"] + calls["simulator_total"] == sent == len(responder.requests)
+    assert f"agent {calls['agent_total']} ({per_step * horizon:.1f} per episode)" in result.output
+    assert all(s["action"]["intervened"] == (when == "yes") for r in records for s in r["steps"])

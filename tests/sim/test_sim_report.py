@@ -55,3 +55,28 @@ def test_a_sim_record_without_its_fields_is_a_one_line_report_error(tmp_path):
     result = runner.invoke(app, ["report", str(out), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 2
     assert "sim.jsonl:2" in result.output and "valid" in result.output and "Traceback" not in result.output
+
+
+def test_every_simulator_a_user_runs_gets_its_fidelity_and_manipulation_check_or_a_warning(tmp_path):
+    attend, silent, fid = tmp_path / "attend", tmp_path / "silent", tmp_path / "fid"
+    for agent, out in (("baseline/attend", attend), ("baseline/silent", silent)):
+        assert runner.invoke(app, ["sim", "eval", "--model", agent, "--out", str(out), "--horizon", "2", "--display", "none"]).exit_code == 0
+    assert runner.invoke(app, ["sim", "fidelity", "--out", str(fid), "--no-bertscore", "--display", "none"]).exit_code == 0
+
+    def report(*folders):
+        rep = tmp_path / f"rep{len(list(tmp_path.iterdir()))}"
+        result = runner.invoke(app, ["report", *map(str, folders), "--out", str(rep), "--resamples", "200"])
+        assert result.exit_code == 0, result.output
+        return json.loads((rep / "report.json").read_text())["sim"], (rep / "report.html").read_text()
+
+    sim, html = report(attend)  # one run alone: neither the fidelity nor a manipulation check
+    [cov] = sim["coverage"]
+    assert cov["simulator"] == "scripted" and cov["fidelity"] == [] and cov["checks"] == []
+    assert any("scripted" in w and "rescue sim fidelity" in w for w in sim["warnings"])
+    assert any("scripted" in w and "manipulation check" in w for w in sim["warnings"])
+    assert "rescue sim fidelity" in html and "manipulation check" in html
+    sim, html = report(attend, silent, fid)  # both present: no warning, the coverage names them
+    [cov] = sim["coverage"]
+    assert cov["fidelity"] == ["scripted"] and cov["checks"] == [["baseline/attend", "baseline/silent"]]
+    assert sim["warnings"] == []
+    assert "Simulator fidelity" in html and "Manipulation check" in html

@@ -168,6 +168,9 @@ def eval_command(
 @command(app, "fidelity")
 def fidelity_command(
     simulator: str = SimulatorOption,
+    judge: Optional[str] = typer.Option(
+        None, "--judge", "-j", help="Judge model rating 1-5 how plausible each simulated turn, and blind the real one, is as the client's next turn."
+    ),
     data: DataOption = None,
     mode: ModeOption = "dialogue",
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Compare only the first N decision points."),
@@ -195,6 +198,7 @@ def fidelity_command(
     settings = SimSettings(
         model="baseline/real_therapist",
         simulator=simulator,
+        judge=judge,
         data=[str(p) for p in data] if data else None,
         options=SimOptions(horizon=1, state="none", mode=cue_mode),
         limit=limit,

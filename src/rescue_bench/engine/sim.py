@@ -234,13 +234,17 @@ def run_sim(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
         return write_sim_outputs(settings, records, logs, clips=len(clips))
 
 
-def judge_fingerprint() -> str:
-    """A hash of the judge prompts a closed-loop run uses (the agent's turn rubrics)."""
+def _fingerprint(text: str) -> str:
     import hashlib
 
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def judge_fingerprint() -> str:
+    """A hash of the judge prompts a closed-loop run uses (the agent's turn rubrics)."""
     from rescue_bench.agent import judge_texts
 
-    return hashlib.sha256(judge_texts().encode()).hexdigest()[:16]
+    return _fingerprint(judge_texts())
 
 
 def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs: Sequence[Any], *, clips: int) -> dict[str, Any]:
@@ -281,7 +285,9 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
 
 def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
     """A simulator's first step against the real next turn at every decision point
-    (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``."""
+    (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``
+    (and ``logs/`` with a model simulator or a judge). With ``--judge`` the plausibility of every
+    simulated and real next turn is rated after the simulator's run, as its own inspect task."""
     from rescue_bench.data.load import load_clips
     from rescue_bench.sim.fidelity import (
         FIDELITY_TASK,
@@ -291,6 +297,7 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
         fidelity_record,
         summarize_fidelity,
     )
+    from rescue_bench.sim.fidelity import judge_texts as fidelity_judge_texts
 
     with fewer_gc_passes():
         use_cache_dir()
@@ -302,7 +309,8 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
             done = [e.record() for e in episodes]
         else:
             channel = RunChannel(max_calls=settings.max_connections)
-            main = settings.model_copy(update={"model": settings.simulator})
+            # the simulator's run binds no judge: the real therapist's replayed turns are not rated
+            main = settings.model_copy(update={"model": settings.simulator, "judge": None})
             try:
                 logs = run_inspect([sim_task(episodes, main.model_copy(update={"model": REAL_THERAPIST}), channel)], main, display=display) if episodes else []
             except KeyboardInterrupt as exc:
@@ -310,6 +318,10 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
             done = [channel.records.get(e.start.id) or _unfinished(e, "the sample failed") for e in episodes]
         records = [fidelity_record(start, real, ep) for (start, _, real), ep in zip(cases, done)]
         backbone = _fidelity_bertscore(records, settings) if settings.bertscore else None
+        judged = 0
+        if settings.judge:
+            judge_logs, judged = _fidelity_judge(records, [start for start, _, _ in cases], settings, display)
+            logs += judge_logs
         out = Path(settings.out)
         (out / "results").mkdir(parents=True, exist_ok=True)
         atomic_write_jsonl(out / "results" / f"{FIDELITY_TASK}.jsonl", records)
@@ -325,7 +337,9 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
                 "clips": len(clips),
                 "points": len(records),
                 "bertscore_backbone": backbone,
-                "calls": {"simulator_total": sum(len(r["steps"][0]["simulator"].get("raw") or []) for r in done)},
+                "judge": settings.judge,
+                "judge_prompt_sha": _fingerprint(fidelity_judge_texts()) if settings.judge else None,
+                "calls": {"simulator_total": sum(len(r["steps"][0]["simulator"].get("raw") or []) for r in done), "judge": judged},
                 "usage": log_usage(logs),
                 "versions": versions(),
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -350,3 +364,47 @@ def _fidelity_bertscore(records: list[dict[str, Any]], settings: SimSettings) ->
     for r, v in zip(todo, values):
         r["bertscore"] = v
     return backbone
+
+
+@solver
+def plausibility_solver(
+    prompts: dict[str, dict[str, Any]], scores: dict[str, dict[str, tuple[int | None, bool]]], attempt_timeout: int | None, channel: RunChannel | None
+):
+    """Ask the ``grader`` for every plausibility prompt of the sample's fidelity point (both at once)."""
+
+    async def solve(task_state: TaskState, generate_fn: Generate) -> TaskState:
+        judge = grader()
+        assert judge is not None  # the task runs only with --judge
+        todo = prompts[str(task_state.sample_id)]
+        got = await gather(*(_judge_one(judge, prompt, attempt_timeout, channel) for prompt in todo.values()))
+        scores[str(task_state.sample_id)] = dict(zip(todo, got))
+        return task_state
+
+    return solve
+
+
+def _fidelity_judge(records: list[dict[str, Any]], starts: Sequence[EpisodeStart], settings: SimSettings, display: str) -> tuple[list[Any], int]:
+    """The judge's plausibility of each simulated and real next turn (blind, the same prompt form),
+    stored on the records; a missing turn or a judge that never scores counts the floor. Returns the
+    logs and the number of prompts sent."""
+    from rescue_bench.sim.fidelity import PLAUSIBILITY_FLOOR, plausibility_requests
+
+    prompts = {r["id"]: plausibility_requests(start, r) for r, start in zip(records, starts)}
+    asked = {rid: {k: p for k, p in ps.items() if p is not None} for rid, ps in prompts.items()}
+    scores: dict[str, dict[str, tuple[int | None, bool]]] = {}
+    channel = RunChannel(max_calls=settings.max_connections)
+    task = Task(
+        dataset=MemoryDataset([Sample(id=rid, input="fidelity judge") for rid in asked], name="rescue_sim_fidelity_judge"),
+        solver=plausibility_solver(asked, scores, settings.timeout, channel),
+        name="rescue_sim_fidelity_judge",
+        metadata={"rescue_task": "fidelity_judge", "judge": settings.judge},
+    )
+    logs = run_inspect([task], settings.model_copy(update={"model": settings.judge}), display=display) if asked else []
+    for r in records:
+        got = scores.get(r["id"], {})
+        for key in prompts[r["id"]]:
+            score, flagged = got.get(key, (None, True))
+            r[key] = PLAUSIBILITY_FLOOR if score is None else int(score)
+            if flagged or score is None:
+                r.setdefault("judge_flagged", []).append(key)
+    return logs, sum(len(ps) for ps in asked.values())

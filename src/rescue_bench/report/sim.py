@@ -7,6 +7,8 @@ fidelity`` folder ``results/fidelity.jsonl``. Everything is recomputed from the 
 
 * per run and scenario every metric of :data:`rescue_bench.sim.METRICS` with its percentile
   cluster-bootstrap interval over clips;
+* per simulator of the runs, whether a fidelity run and a manipulation check cover it (a warning
+  when not: both are what says whether its numbers can be trusted);
 * the manipulation check: for every two runs on the same episodes against the same simulator (same
   gamma, lambda and horizon), J of one minus the other with the paired permutation test over clips;
 * per fidelity run, each comparison with its interval;
@@ -69,7 +71,32 @@ def compute_sim(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence:
         records = run.records[FIDELITY_TASK]
         out["fidelity_runs"].append({"name": run.name, "simulator": run.info.get("simulator"), "points": len(records), "path": str(run.path)})
         out["fidelity"][run.name] = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
+    out["coverage"] = coverage(out)
+    for cov in out["coverage"]:
+        if not cov["fidelity"]:
+            out["warnings"].append(
+                f"simulator {cov['simulator']}: no fidelity run given; run `rescue sim fidelity --simulator {cov['simulator']}` and pass its folder"
+            )
+        if not cov["checks"]:
+            out["warnings"].append(
+                f"simulator {cov['simulator']}: no manipulation check; pass a second run on the same episodes against it "
+                "(e.g. baseline/attend and baseline/silent)"
+            )
     return out
+
+
+def coverage(sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """For every simulator of the closed-loop runs: its fidelity runs and its manipulation checks (the
+    two ways the report says whether its numbers can be trusted)."""
+    simulators = list(dict.fromkeys(r["simulator"] for r in sim["runs"]))
+    return [
+        {
+            "simulator": name,
+            "fidelity": [f["name"] for f in sim["fidelity_runs"] if f["simulator"] == name],
+            "checks": [[c["a"], c["b"]] for c in sim["checks"] if c["simulator"] == name],
+        }
+        for name in simulators
+    ]
 
 
 def _mean_curve(records: Sequence[dict[str, Any]]) -> list[float]:
@@ -184,10 +211,6 @@ def sim_section_html(sim: dict[str, Any], tables: Sequence[T.Table], figures: Se
             for r in sim["runs"]]
     overview = T.Table(name="sim_runs", title="Closed-loop runs", header=[("", h) for h in ("Run", "Agent", "Simulator", "gamma", "lambda", "Horizon", "Episodes", "Folder")], rows=rows)
     parts = [R.to_html(overview)] if rows else []
-    if sim["runs"] and not sim["checks"]:
-        parts.append('<p class="note">No manipulation check: pass two runs on the same episodes and simulator (e.g. baseline/attend and baseline/silent).</p>')
-    if sim["runs"] and not sim["fidelity_runs"]:
-        parts.append('<p class="note">No fidelity run: pass a <code>rescue sim fidelity</code> folder for every simulator used.</p>')
     for w in sim["warnings"]:
         parts.append(f'<p class="warn">{e(w)}</p>')
     parts += [R.to_html(t) for t in tables]

@@ -279,7 +279,8 @@ class Episode:
         action = Action(tuple(self._action["recipients"]), self._action["how"], self._action["turn"], self._action["whom"] == self.start.group)
         after, escalated = transition(self.state, action, self.start.clients, self.start.scenario)
         spoken = [row.speaker for row in self.transcript]
-        speaker = next_speaker(after, action, self._top, escalated, self.start.clients, spoken)
+        real = [row.speaker for row in self.start.transcript]
+        speaker = next_speaker(after, action, self._top, escalated, self.start.clients, spoken, real=real)
         self._finish(after, [{"speaker": speaker, "text": client_turn(speaker, after, self.start.clients)}], {"escalated": escalated})
 
     def _simulator_answer(self, messages: list[dict[str, Any]], raw: str | None, error: str | None) -> None:

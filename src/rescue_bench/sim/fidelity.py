@@ -10,6 +10,11 @@ step is compared with the next real client row:
   (``alternation_correct``);
 * ``bertscore``: BERTScore F1 of its turn against the real one (when both exist and BERTScore is
   installed);
+* with a judge (``--judge``), ``judge_plausibility``: the judge's 1-5 rating of how plausible its
+  turn is as that client's next turn in the session (:func:`plausibility_prompt`), and, under the
+  very same prompt, ``judge_plausibility_real`` for the real next turn: the judge does not know
+  which is which, and the real turn's rating is the ceiling the simulated one is read against. A
+  step with no client turn (the floor passed back, an unusable answer) scores the floor, 1;
 * its state after the step against that row's annotations: the speaker's intensity
   (``intensity_error``, absolute, 0-10) and valence (``valence_correct``, the annotation read by the
   lexicon), and the pattern (``pattern_correct``, against the first pattern annotated on the rows
@@ -27,19 +32,33 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rescue_bench.data.models import Clip
-from rescue_bench.labels import patterns, strategies
+from rescue_bench.labels import THERAPIST, patterns, strategies
 from rescue_bench.metrics import bootstrap_ci, mean_statistic
+from rescue_bench.prompts.render import JUDGE_SYSTEM, Prompt, render_rows
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
 from rescue_bench.sim.lexicon import valence
 from rescue_bench.sim.options import SimOptions
+from rescue_bench.sim.prompts import RECENT_ROWS
 from rescue_bench.sim.scripted import SIMULATOR
 from rescue_bench.tasks.er import integer_intensity, speaker_emotion
+from rescue_bench.tasks.instance import RowView
 from rescue_bench.tasks.stp import resolve_target, strategy_type
 
 FIDELITY_TASK = "fidelity"
 REAL_THERAPIST = "baseline/real_therapist"
 """The agent of a fidelity episode: the real therapist's next move, replayed."""
 SCENARIOS3 = ("couple", "family", "both")
+PLAUSIBILITY_FLOOR = 1
+"""The judge's rating of a step without a client turn (as an unusable agent turn scores)."""
+
+PLAUSIBILITY_RUBRIC = (
+    "Rate how plausible the candidate turn is as what the named client says next in this session, given the "
+    "transcript and the therapist's last move: in character with how this client has spoken, consistent with what "
+    "they have said and felt so far, and a believable reaction to what just happened. Fluent, polite or generic "
+    "wording alone does not make a turn plausible.\n"
+    "5 = entirely believable as this client's next turn; 4 = believable, one detail off; 3 = possible but generic or "
+    "partly out of character; 2 = unlikely for this client at this moment; 1 = implausible."
+)
 
 
 def _real_move(clip: Clip, k: int) -> tuple[dict[str, str], int | None]:
@@ -90,6 +109,39 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
     return out[:limit] if limit else out
 
 
+def judge_context(start: EpisodeStart, move: dict[str, Any]) -> list[RowView]:
+    """The rows a plausibility judge sees: the transcript's last rows up to the point, then the real
+    therapist's move when there was one (what the simulator saw, without its cards or state)."""
+    rows = list(start.transcript)
+    if move.get("intervened"):
+        rows.append(RowView(row_index=len(rows) + 1, speaker=THERAPIST, target=[move["whom"]] if move.get("whom") else [], text=move.get("turn") or ""))
+    return rows[-RECENT_ROWS:]
+
+
+def plausibility_prompt(context: Sequence[RowView], speaker: str, turn: str) -> Prompt:
+    """Judge request: is ``turn`` a plausible next turn of ``speaker`` after ``context``? (1-5). The same
+    form for a simulated and a real turn, so the judge cannot tell them apart by the prompt."""
+    body = (
+        f"{PLAUSIBILITY_RUBRIC}\n\nTranscript before the turn (newest last):\n{render_rows(list(context))}\n\n"
+        f"Next speaker: {speaker}\nCandidate turn: {turn}"
+    )
+    return Prompt(JUDGE_SYSTEM, body)
+
+
+def plausibility_requests(start: EpisodeStart, record: dict[str, Any]) -> dict[str, Prompt | None]:
+    """``{"judge_plausibility": prompt or None (no client turn: the floor), "judge_plausibility_real": prompt}``
+    for one fidelity record."""
+    context = judge_context(start, record["move"])
+    pred, gold = record["prediction"], record["gold"]
+    simulated = plausibility_prompt(context, pred["speaker"], pred["text"]) if pred["speaker"] and pred["text"] else None
+    return {"judge_plausibility": simulated, "judge_plausibility_real": plausibility_prompt(context, gold["speaker"], gold["text"] or "")}
+
+
+def judge_texts() -> str:
+    """The plausibility rubric, for the fingerprint recorded in run.json."""
+    return json.dumps([JUDGE_SYSTEM, PLAUSIBILITY_RUBRIC])
+
+
 def fidelity_episode(start: EpisodeStart, answers: dict[str, str], simulator: str, options: SimOptions) -> Episode:
     one = options.model_copy(update={"horizon": 1, "state": "none"})
     return Episode(start, agent=REAL_THERAPIST, simulator=simulator, options=one, replay=answers)
@@ -121,6 +173,8 @@ def fidelity_record(start: EpisodeStart, real: dict[str, Any], episode: dict[str
         "valence_correct": (pred_state["valence"] == real["valence"]) if pred_state and real["valence"] is not None else None,
         "pattern_correct": (state["pattern"] == real["pattern"]) if real["pattern"] is not None else None,
         "bertscore": None,
+        "judge_plausibility": None,
+        "judge_plausibility_real": None,
     }
 
 
@@ -128,6 +182,8 @@ FIDELITY_METRICS: tuple[tuple[str, str, str], ...] = (
     ("speaker_correct", "pct", "next speaker accuracy"),
     ("alternation_correct", "pct", "next speaker accuracy of the alternation floor"),
     ("bertscore", "bert", "turn BERTScore F1 vs the real turn"),
+    ("judge_plausibility", "judge", "judge plausibility of the turn (1-5)"),
+    ("judge_plausibility_real", "judge", "judge plausibility of the real turn (1-5, the ceiling)"),
     ("intensity_error", "error", "intensity absolute error (0-10)"),
     ("valence_correct", "pct", "valence agreement"),
     ("pattern_correct", "pct", "pattern accuracy"),
@@ -176,5 +232,7 @@ __all__ = [
     "fidelity_cases",
     "fidelity_episode",
     "fidelity_record",
+    "plausibility_prompt",
+    "plausibility_requests",
     "summarize_fidelity",
 ]

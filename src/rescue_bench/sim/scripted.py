@@ -16,7 +16,10 @@ with a strategy), one step does, in order (docs/decisions.md, "Closed-loop evalu
    (or no one was distressed); one step along :data:`AWAY` when ``top`` escalated to distress 0.7
    or more; else it stays.
 7. One client speaks: the one addressed alone; of a group, its most distressed after the step;
-   after silence ``top`` (escalated), else the client who spoke least recently. The turn is a
+   after silence (or a turn to no client) the client who, in the clip's real transcript up to the
+   start, most often spoke right after the last client speaker (adjacent rows: the clip's own
+   turn-taking; :func:`habitual_follower`), and when the transcript shows none (or a tie), the
+   client who spoke least recently. The turn is a
    template (:func:`client_turn`) chosen by the speaker's valence, intensity band and coldest
    stance; it uses only fixed phrases and client names, never annotation text.
 
@@ -171,19 +174,41 @@ def transition(state: HiddenState, action: Action, clients: Sequence[str], scena
     return HiddenState(emotions=emotions, stances=stances, pattern=pattern), escalated
 
 
-def next_speaker(after: HiddenState, action: Action, top_before: str | None, escalated: bool, clients: Sequence[str], spoken: Sequence[str]) -> str:
-    """Rule 7: who speaks after the step (``spoken``: client speakers of the transcript, oldest first)."""
+def habitual_follower(last: str | None, real: Sequence[str], clients: Sequence[str]) -> list[str]:
+    """The clients who most often spoke in the row right after a row of ``last`` in ``real`` (the
+    speakers of the clip's real rows, oldest first; a therapist row in between breaks the pair), all
+    of them when tied; empty when ``last`` was never followed by a client."""
+    counts = dict.fromkeys(clients, 0)
+    for a, b in zip(real, real[1:]):
+        if a == last and b in counts:
+            counts[b] += 1
+    best = max(counts.values(), default=0)
+    return [c for c in clients if best and counts[c] == best]
+
+
+def next_speaker(
+    after: HiddenState, action: Action, top_before: str | None, escalated: bool, clients: Sequence[str], spoken: Sequence[str],
+    *, real: Sequence[str] = (),
+) -> str:
+    """Rule 7: who speaks after the step (``spoken``: speakers of the transcript so far, real and
+    simulated, oldest first; ``real``: speakers of the clip's real rows up to the start).
+
+    ``top_before`` and ``escalated`` no longer choose the speaker (an escalated client left out
+    speaks when the clip's turn-taking gives them the floor); they stay for callers that pass them.
+    """
     if len(action.recipients) == 1:
         return action.recipients[0]
     if action.recipients:
         return max(action.recipients, key=lambda c: (distress(after.emotions[c]), -list(clients).index(c)))
-    if escalated and top_before is not None:
-        return top_before
     last_turn = {c: -1 for c in clients}
     for i, c in enumerate(spoken):
         if c in last_turn:
             last_turn[c] = i
-    return min(clients, key=lambda c: (last_turn[c], list(clients).index(c)))
+    last = max((c for c in clients if last_turn[c] >= 0), key=lambda c: last_turn[c], default=None)
+    followers = habitual_follower(last, real, clients)
+    if len(followers) == 1:
+        return followers[0]
+    return min(followers or clients, key=lambda c: (last_turn[c], list(clients).index(c)))
 
 
 HIGH = "I can't keep doing this. I'm really upset and hurt, and I feel so alone in this."
