@@ -411,7 +411,7 @@ def test_pages_render_for_admins_and_annotators(deployment: Deployment):
 
 
 def test_openapi_page_is_served_without_any_cdn(deployment: Deployment):
-    c = Client(deployment.server.base_url)
+    c = deployment.client("admin")  # admins only (test_hostile.py::test_api_docs_are_for_admins_only)
     spec = c.get("/api/openapi.json").json()
     for path in ("/api/login", "/api/segments", "/api/segments/{segment}/rows/{row_index}", "/api/export"):
         assert path in spec["paths"], path

@@ -114,6 +114,27 @@ def copy_for(session: Session, user: User, segment: Segment) -> Copy:
     raise NotFound("no such segment")
 
 
+def own_copy(session: Session, user: User, segment: Segment) -> Copy | None:
+    """The annotator copy ``user`` edits in an independent segment, else ``None`` (shared mode, admins
+    on the final copy): the copy whose status is theirs alone."""
+    if segment.review_mode != "independent":
+        return None
+    copy = session.get(Copy, copy_id_for(session, user, segment))
+    return copy if copy is not None and copy.kind == "annotator" else None
+
+
+def status_for(session: Session, user: User, segment: Segment) -> tuple[str, str | None]:
+    """``(status, reason)`` of ``segment`` as ``user`` sees it: the segment's when it is discarded
+    (by an admin, or in shared mode), else their own copy's in independent mode (another annotator's
+    discard is never shown to them)."""
+    if segment.status == "discarded":
+        return segment.status, segment.status_reason
+    copy = own_copy(session, user, segment)
+    if copy is not None:
+        return copy.status, copy.status_reason
+    return segment.status, segment.status_reason
+
+
 def assignees(session: Session, segment: Segment) -> list[str]:
     return list(
         session.scalars(

@@ -16,6 +16,7 @@ from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
 from rescue_bench.review.models import REVIEW_MODES, User, dumps
+from rescue_bench.review.security import safe_next
 
 router = APIRouter(include_in_schema=False)
 
@@ -63,9 +64,7 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
 
 @router.get("/login")
 def login_page(request: Request, next: str = "/") -> Response:
-    if not next.startswith("/") or next.startswith("//"):  # never redirect off-site after login
-        next = "/"
-    return render(request, "login.html", {"next": next})
+    return render(request, "login.html", {"next": safe_next(next)})  # never off-site after login
 
 
 @router.get("/")
