@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
-from sqlalchemy.exc import DataError as SQLAlchemyDataError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import DataError as SQLAlchemyDataError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rescue_bench.review import api, overlap_routes, pages, rating_routes
