@@ -94,3 +94,18 @@ def test_therapist_labels_are_counted_as_in_the_json(real_data):
         assert ours[scope]["relation_patterns_empty"] == len(therapist) - len(labelled)
         firsts = [r["support_strategy"][0] for r in therapist if r.get("support_strategy")]
         assert sum(ours[scope]["strategies"].values()) == sum(1 for s in firsts if (s.get("strategy_type") or "").strip())
+
+
+def test_strict_refuses_only_the_release_quirks(real_data, invoke):
+    from rescue_bench.data.validate import validate_paths
+
+    loose = validate_paths([real_data])
+    strict = validate_paths([real_data], strict=True)
+    assert not loose.errors
+    quirks = {"relation_pattern_evidence_rows", "target", "primary_speaker", "draft_problems"}
+    assert {p.field.split("[")[0] for p in strict.errors if p.field} <= quirks
+    # what strict refuses was a warning before, the same place and message: nothing new is found
+    assert {(p.sample_id, p.row_index, p.field, p.message) for p in strict.errors} <= {
+        (p.sample_id, p.row_index, p.field, p.message) for p in loose.warnings
+    }
+    assert invoke("data", "validate", "--strict", real_data).exit_code == (2 if strict.errors else 0)

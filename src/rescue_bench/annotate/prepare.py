@@ -23,7 +23,15 @@ from pathlib import Path
 
 from rescue_bench.annotate.manifest import MANIFEST, Manifest, ManifestCue
 from rescue_bench.annotate.media import VIDEO_SUFFIXES, MediaError, probe
-from rescue_bench.annotate.subtitles import SUBTITLE_SUFFIXES, Cue, SubtitleError, read_subtitles, resolve_name
+from rescue_bench.annotate.subtitles import (
+    OVERLAP_TOLERANCE,
+    SUBTITLE_SUFFIXES,
+    Cue,
+    SubtitleError,
+    infer_names,
+    read_subtitle_file,
+    resolve_name,
+)
 from rescue_bench.data.load import Problem
 from rescue_bench.labels import GROUP_LABELS, NON_CLIENT_SPEAKERS, SCENARIOS, THERAPIST
 
@@ -154,19 +162,12 @@ def _speakers(cues: list[Cue], participants: list[str], scenario: str) -> tuple[
     return out, unknown, mixed
 
 
-def _inferred_participants(cues: list[Cue], scenario: str) -> list[str]:
-    names: dict[str, str] = {}
-    for cue in cues:
-        if cue.speaker and resolve_name(cue.speaker, [], scenario) is None:
-            names.setdefault(cue.speaker.casefold(), cue.speaker)
-    return list(names.values())
-
-
 def build_manifest(
     source: SegmentSource,
     assets: Path,
     scenario: str | None,
     participants: list[str] | None,
+    overlap_tolerance: float = OVERLAP_TOLERANCE,
 ) -> tuple[Manifest | None, Path | None, list[Problem], list[str]]:
     """The manifest of one segment, the video to place beside it, problems and notes."""
     sid = source.segment_id
@@ -191,13 +192,15 @@ def build_manifest(
         where = str(source.metadata or source.subtitles[0])
         return None, None, [Problem(where, f"no scenario: pass --scenario or put it in {sid}.json", sample_id=sid, field="scenario")], notes
     subs = source.subtitles[0]
+    given = meta.get("participants", participants)
     try:
-        cues = read_subtitles(subs)
+        read = read_subtitle_file(subs, participants=given, scenario=scenario, overlap_tolerance=overlap_tolerance)
     except SubtitleError as exc:
         return None, None, [Problem(exc.file, (f"cue {exc.cue}: " if exc.cue else "") + exc.reason, exc.line, sid)], notes
-    given = meta.get("participants", participants)
+    cues = read.cues
+    notes.extend(f"{sid}: {note}" for note in read.notes)
     if given is None:
-        given = _inferred_participants(cues, scenario)
+        given = infer_names(cues, scenario)
         notes.append(f"{sid}: participants inferred from the subtitles' speakers: {', '.join(given) or '(none)'}")
     else:
         given = [p.strip() for p in given]
@@ -298,8 +301,11 @@ def prepare(
     scenario: str | None = None,
     participants: list[str] | None = None,
     link: bool = False,
+    overlap_tolerance: float = OVERLAP_TOLERANCE,
 ) -> PrepareResult:
     """Check every segment of ``src_dir``, then write their manifests and videos into ``assets``.
+
+    Cue overlaps of at most ``overlap_tolerance`` seconds are trimmed and reported in the notes.
 
     Videos are copied, or hard-linked with ``link`` (no second copy of a large collection). Raises :class:`PrepareError` (nothing written) when any segment has a problem.
     """
@@ -326,7 +332,7 @@ def prepare(
             first = next((p for p in (*source.subtitles, *source.videos, source.metadata) if p is not None), Path(source.segment_id))
             problems.append(Problem(str(first), f"segment {source.segment_id!r} lies inside the folder of segment {parent!r}; rename one", sample_id=source.segment_id))
     for source in sources:
-        manifest, video_src, found, seg_notes = build_manifest(source, assets, scenario, participants)
+        manifest, video_src, found, seg_notes = build_manifest(source, assets, scenario, participants, overlap_tolerance)
         problems += found
         result.notes += seg_notes
         if manifest is not None:

@@ -38,16 +38,23 @@ def prepare_command(
     scenario: Optional[str] = typer.Option(None, "--scenario", help="couple or family, for segments without a <segment>.json that says."),
     participants: Optional[str] = typer.Option(None, "--participants", help='Client names, comma-separated ("A,B"); default: the subtitles\' speakers.'),
     link: bool = typer.Option(False, "--link", help="Hard-link the videos into ASSETS instead of copying them (then never rewrite a source video in place)."),
+    overlap_tolerance: Optional[float] = typer.Option(
+        None, "--overlap-tolerance", min=0.0, show_default=False,
+        help="Seconds a cue may run into the next and be trimmed (reported) instead of refused. Default: one frame at 25 fps (0.04).",
+    ),
 ) -> None:
     """Check every segment, then write one manifest per segment (nothing is written if any is bad)."""
     from rich.console import Console
     from rich.table import Table
 
     from rescue_bench.annotate.prepare import PrepareError, prepare
+    from rescue_bench.annotate.subtitles import OVERLAP_TOLERANCE
 
     names = [p.strip() for p in participants.split(",")] if participants is not None else None
+    if overlap_tolerance is None:
+        overlap_tolerance = OVERLAP_TOLERANCE
     try:
-        result = prepare(src_dir, out, scenario=scenario, participants=names, link=link)
+        result = prepare(src_dir, out, scenario=scenario, participants=names, link=link, overlap_tolerance=overlap_tolerance)
     except PrepareError as exc:
         raise _problems(exc.problems) from None
     console = Console()

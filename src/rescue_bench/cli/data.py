@@ -61,12 +61,17 @@ def validate(
     max_warnings: int = typer.Option(
         200, "--max-warnings", min=0, help="List at most this many warnings (all are counted in the summary)."
     ),
+    strict: bool = typer.Option(
+        False, "--strict",
+        help="Also fail on what the published release tolerates (evidence rows outside the clip, a group "
+        "target beside names, unknown speakers or targets, leftover draft_problems): for data we write.",
+    ),
 ) -> None:
-    """Check release files: exit 0 when every clip loads, 2 on any hard error; list warnings."""
-    from rescue_bench.data.validate import count_rows, validate_paths
+    """Check release files: exit 0 when every clip loads and breaks no rule, 2 on any error; list warnings."""
+    from rescue_bench.data.validate import count_rows, draft_problem_counts, validate_paths
 
     inputs = _inputs(paths)
-    result = validate_paths(inputs, repair_mojibake=repair_mojibake)
+    result = validate_paths(inputs, repair_mojibake=repair_mojibake, strict=strict)
     for problem in result.errors:
         typer.echo(str(problem))
     warnings = result.warnings
@@ -75,9 +80,11 @@ def validate(
     if len(warnings) > max_warnings:
         typer.echo(f"... {len(warnings) - max_warnings} more warnings not shown (raise --max-warnings)")
     n_errors = len(result.errors)
+    left, left_rows = draft_problem_counts(result.clips)
+    leftover = f", {left} draft problems left in {left_rows} row{'s' if left_rows != 1 else ''}" if left else ""
     typer.echo(
         f"{'FAILED' if n_errors else 'OK'}: {len(inputs)} input(s), {len(result.clips)} clips, "
-        f"{count_rows(result.clips)} rows, {n_errors} errors, {len(warnings)} warnings"
+        f"{count_rows(result.clips)} rows, {n_errors} errors, {len(warnings)} warnings{leftover}"
     )
     if n_errors:
         raise typer.Exit(EXIT_BAD_INPUT)

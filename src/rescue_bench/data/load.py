@@ -8,6 +8,7 @@ Every problem is reported as a :class:`Problem` naming file, line, sample_id, ro
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from rescue_bench.data.models import Clip, Row, infer_participants
+from rescue_bench.fileio import dumps, loads
 from rescue_bench.labels import GROUP_LABELS
 
 MAX_PROBLEMS_PER_FILE = 200
@@ -121,28 +123,44 @@ _NUMBER_UNION_TAGS = frozenset({"int", "float"})
 """Location tags pydantic appends for the members of a ``StrictInt | StrictFloat`` field."""
 
 
-def _validation_problems(
-    exc: ValidationError, raw: dict[str, Any], file: str, line: int | None, sample_id: str | None
+def _row_number(raw_row: Any, position: int) -> int:
+    """The row's own ``row_index`` when it is an int, else its 1-based position."""
+    ri = raw_row.get("row_index") if isinstance(raw_row, dict) else None
+    return ri if isinstance(ri, int) and not isinstance(ri, bool) else position
+
+
+def _locate(raw: Any, loc: tuple[Any, ...]) -> tuple[int | None, str]:
+    """(row_index, field path) of a location inside a clip dict (``("rows", 2, "target")``)."""
+    if len(loc) >= 2 and loc[0] == "rows" and isinstance(loc[1], int):
+        rows = raw.get("rows") if isinstance(raw, dict) else None
+        rows = rows if isinstance(rows, list) else []
+        raw_row = rows[loc[1]] if loc[1] < len(rows) else None
+        return _row_number(raw_row, loc[1] + 1), _field_path(loc[2:]) or "(row)"
+    return None, _field_path(loc)
+
+
+def validation_problems(
+    exc: ValidationError, raw: Any, file: str, line: int | None, sample_id: str | None,
+    *, prefix: tuple[Any, ...] = (),
 ) -> list[Problem]:
+    """One problem per failing field of a model validation. Locations are resolved in ``raw``, a
+    clip dict; ``prefix`` is put before each location (``("rows", 2)`` for a row validated alone)."""
     problems = []
+    errors = exc.errors()
+    not_finite = {(*prefix, *tuple(e["loc"])[:-1]) for e in errors if e["type"] == "finite_number"}
     seen: set[tuple[Any, ...]] = set()
-    for err in exc.errors():
-        loc = tuple(err["loc"])
+    for err in errors:
+        loc = (*prefix, *tuple(err["loc"]))
         number_union = len(loc) > 1 and loc[-1] in _NUMBER_UNION_TAGS
         if number_union:  # int | float fields fail once per member: report the field once
             loc = loc[:-1]
         if loc in seen:
             continue
         seen.add(loc)
-        row_index = None
-        fld = _field_path(loc)
-        if len(loc) >= 2 and loc[0] == "rows" and isinstance(loc[1], int):
-            rows = raw.get("rows") or []
-            raw_row = rows[loc[1]] if loc[1] < len(rows) else None
-            ri = raw_row.get("row_index") if isinstance(raw_row, dict) else None
-            row_index = ri if isinstance(ri, int) and not isinstance(ri, bool) else loc[1] + 1
-            fld = _field_path(loc[2:]) or "(row)"
+        row_index, fld = _locate(raw, loc)
         msg = "Input should be a number" if number_union else err["msg"]
+        if loc in not_finite or err["type"] == "finite_number":
+            msg = "Input should be a finite number (NaN and infinities are not JSON)"
         if err["type"] == "missing":
             msg = "required field is missing"
         elif "input" in err and err["type"] not in ("missing",):
@@ -154,9 +172,56 @@ def _validation_problems(
     return problems
 
 
-def _to_clip(
-    raw: Any, file: str, line: int | None, repair: bool
+def _non_finite(value: Any, loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], float]]:
+    """Location and value of every NaN or infinity inside a JSON-like value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield loc, value
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _non_finite(item, (*loc, i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, (*loc, key))
+
+
+def _constant(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def parse_json(
+    text: str, file: str, line: int | None = None, *, sample_id: str | None = None
+) -> tuple[Any, list[Problem]]:
+    """Strict JSON (:func:`rescue_bench.fileio.loads`): ``(value, [])`` or ``(None, problems)``.
+
+    ``NaN``, ``Infinity`` and numbers too large for a double (``1e999``) are not JSON: each is a
+    problem naming the clip, row and field where it stands (``start_time`` of row 3), found by
+    reading the text once more with Python's lenient reader, which takes them as floats.
+    ``line`` is the JSON Lines line number (``None`` for a whole-file JSON document).
+    """
+    try:
+        return loads(text), []
+    except json.JSONDecodeError as exc:
+        where = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
+        return None, [Problem(file, f"not valid JSON: {exc.msg} {where}", line, sample_id)]
+    except ValueError as exc:  # a NaN or infinity (fileio.loads refuses them)
+        lenient = json.loads(text)
+        if sample_id is None and isinstance(lenient, dict) and isinstance(lenient.get("sample_id"), str):
+            sample_id = lenient["sample_id"]
+        problems = []
+        for loc, value in _non_finite(lenient):
+            row_index, fld = _locate(lenient, loc)
+            problems.append(Problem(
+                file, f"{_constant(value)} is not a valid JSON number (NaN, Infinity and numbers beyond "
+                "about 1.8e308 are not JSON)", line, sample_id, row_index, fld or None,
+            ))
+        return None, problems or [Problem(file, f"not valid JSON: {exc}", line, sample_id)]
+
+
+def parse_clip(
+    raw: Any, file: str, line: int | None = None, repair: bool = False
 ) -> tuple[Clip | None, list[Problem]]:
+    """A clip dict validated into a :class:`Clip` with the loader's hard rules (the release model's
+    types, a ``primary_speaker`` on every row): ``(clip, [])`` or ``(None, errors)``."""
     if not isinstance(raw, dict):
         return None, [Problem(file, f"expected a JSON object, got {type(raw).__name__}", line)]
     sid = raw.get("sample_id") if isinstance(raw.get("sample_id"), str) else None
@@ -165,7 +230,7 @@ def _to_clip(
     try:
         clip = Clip.model_validate(raw)
     except ValidationError as exc:
-        return None, _validation_problems(exc, raw, file, line, sid)
+        return None, validation_problems(exc, raw, file, line, sid)
     problems = _speakerless_rows(clip, file, line)
     return (None, problems) if problems else (clip, [])
 
@@ -218,12 +283,11 @@ def read_jsonl(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult
                 except UnicodeDecodeError as exc:
                     result.problems.append(Problem(file, f"not UTF-8 text: {exc.reason} at byte {exc.start + 1}", lineno))
                     continue
-                try:
-                    raw = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    result.problems.append(Problem(file, f"not valid JSON: {exc.msg} at column {exc.colno}", lineno))
+                raw, problems = parse_json(text, file, lineno)
+                if problems:
+                    result.problems.extend(problems)
                     continue
-                clip, problems = _to_clip(raw, file, lineno, repair_mojibake)
+                clip, problems = parse_clip(raw, file, lineno, repair_mojibake)
                 result.problems.extend(problems)
                 if clip is not None:
                     result.add(clip, file, lineno)
@@ -266,13 +330,16 @@ def read_folder(root: str | Path, *, repair_mojibake: bool = False) -> LoadResul
         file = str(path)
         sample_id = path.relative_to(root).with_suffix("").as_posix()
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except OSError as exc:
             result.problems.append(Problem(file, f"cannot read file: {exc.strerror or exc}", sample_id=sample_id))
             continue
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            msg = f"not valid JSON: {exc.msg} at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else f"not UTF-8 text: {exc.reason}"
-            result.problems.append(Problem(file, msg, sample_id=sample_id))
+        except UnicodeDecodeError as exc:
+            result.problems.append(Problem(file, f"not UTF-8 text: {exc.reason}", sample_id=sample_id))
+            continue
+        payload, problems = parse_json(text, file, sample_id=sample_id)
+        if problems:
+            result.problems.extend(problems)
             continue
         if not isinstance(payload, dict):
             result.problems.append(Problem(file, "expected a JSON object with a 'rows' list", sample_id=sample_id))
@@ -287,8 +354,8 @@ def read_folder(root: str | Path, *, repair_mojibake: bool = False) -> LoadResul
                     parsed_rows = [Row.model_validate(r) for r in rows]
                     raw["participants"] = infer_participants(parsed_rows)
                 except ValidationError:
-                    pass  # the row errors are reported by _to_clip below
-        clip, problems = _to_clip(raw, file, None, repair_mojibake)
+                    pass  # the row errors are reported by parse_clip below
+        clip, problems = parse_clip(raw, file, None, repair_mojibake)
         result.problems.extend(problems)
         if clip is not None:
             result.add(clip, file, None)
@@ -356,4 +423,4 @@ def load_clips(
 def iter_jsonl_lines(clips: Iterable[Clip]) -> Iterator[str]:
     """Release-format JSON lines for ``clips`` (the inverse of :func:`read_jsonl`)."""
     for clip in clips:
-        yield json.dumps(clip.to_json(), ensure_ascii=False)
+        yield dumps(clip.to_json())

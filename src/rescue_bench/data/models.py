@@ -18,9 +18,14 @@ Number = StrictInt | StrictFloat
 
 
 class _Item(BaseModel):
-    """Base of every record: unknown keys kept, no silent type coercion."""
+    """Base of every record: unknown keys kept, no silent type coercion, no NaN or infinities.
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    ``allow_inf_nan=False`` makes a number that is not finite an error wherever a record is built,
+    from a JSON file (where :func:`rescue_bench.fileio.loads` already refuses ``NaN``) or from
+    Python values (a web form, a draft): such a number is not JSON and breaks every sum over it.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
 
 
 def _text(value: str | None) -> str:
