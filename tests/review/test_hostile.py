@@ -55,6 +55,38 @@ def test_a_save_with_nan_or_infinity_is_refused_naming_the_field_and_nothing_is_
     assert "NaN" not in export and "Infinity" not in export
 
 
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"end_time": -5.0}, "end_time"),  # end before start ("-15.0 s" in the segment list)
+        ({"target": ["Couple", "Dana"]}, "target"),  # a group target beside a name
+        ({"relation_pattern_evidence_rows": [999]}, "relation_pattern_evidence_rows"),
+        ({"row_index": 7}, "row_index"),
+        ({"primary_speaker": "Stranger"}, "primary_speaker"),
+    ],
+)
+def test_a_save_that_breaks_a_strict_data_rule_is_refused_and_nothing_is_stored(deployment: Deployment, fields: dict, field: str):
+    c = deployment.client("alice")
+    seg = c.segments()[COUPLE[0]]
+    before = c.get(row_url(seg, 1)).json()
+    resp = c.put(row_url(seg, 1), {"version": before["version"], "fields": fields})
+    assert resp.status_code == 422, resp.text
+    assert resp.json()["field"].startswith(field), resp.text
+    after = c.get(row_url(seg, 1)).json()
+    assert after["version"] == before["version"] and after["row"] == before["row"]
+
+
+def test_an_adjudication_that_breaks_a_strict_data_rule_is_refused(deployment: Deployment):
+    admin = deployment.client("admin")
+    sample = COUPLE[3]
+    assert admin.post("/api/overlap", {"k": 2, "usernames": ["alice", "bob"], "segments": [sample]}).status_code == 200
+    key = admin.segments()[sample]["id"]
+    final = admin.get(f"/api/segments/{key}/adjudication").json()["rows"][0]["final"]
+    resp = admin.put(f"/api/segments/{key}/rows/1/adjudication", {"version": final["version"], "values": {"relation_pattern_evidence_rows": [0]}})
+    assert resp.status_code == 422 and resp.json()["field"] == "relation_pattern_evidence_rows", resp.text
+    assert admin.get(f"/api/segments/{key}/adjudication").json()["rows"][0]["final"]["version"] == final["version"]
+
+
 def test_oversized_fields_and_bodies_are_refused(deployment: Deployment):
     c = deployment.client("alice")
     seg = c.segments()[COUPLE[0]]
@@ -97,7 +129,7 @@ def test_rows_missing_optional_keys_render(deployment: Deployment):
     from rescue_bench.review.users import get_user
 
     clip = Clip.model_validate(
-        {"sample_id": "sparse/keys-missing", "scenario": "couple", "rows": [{"dialogue_cleaned": "only words"}, {"row_index": 2}, {"primary_speaker": "A"}]}
+        {"sample_id": "sparse/keys-missing", "scenario": "couple", "rows": [{"primary_speaker": "A", "dialogue_cleaned": "only words"}, {"primary_speaker": "B", "row_index": 2}, {"primary_speaker": "A"}]}
     )
     db = Database(deployment.db_url)
     with db.write() as session:

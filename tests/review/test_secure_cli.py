@@ -183,3 +183,27 @@ def test_the_postgresql_password_stays_out_of_ps_and_worker_environments(tmp_pat
                 assert f":{password}@" not in _environ(pid), pid
         finally:
             server.stop()
+
+
+def test_import_holds_clips_to_the_strict_rules_and_export_passes_them(tmp_path: Path):
+    assert rescue("review", "init", cwd=tmp_path).returncode == 0
+    clip = json.loads(DEMO.read_text(encoding="utf-8").splitlines()[0])
+    clip["rows"][0]["relation_pattern_evidence_rows"] = [0]  # a quirk of the published release
+    quirky = tmp_path / "quirky.jsonl"
+    quirky.write_text(json.dumps(clip) + "\n", encoding="utf-8")
+    refused = rescue("review", "import", str(quirky), cwd=tmp_path)
+    assert refused.returncode == 2 and "relation_pattern_evidence_rows" in refused.stderr and "--lenient" in refused.stderr
+    assert "imported" not in refused.stdout
+    clip["rows"][1]["end_time"] = -1.0  # an error in any mode
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(clip) + "\n", encoding="utf-8")
+    assert rescue("review", "import", str(broken), "--lenient", cwd=tmp_path).returncode == 2
+    assert rescue("review", "import", str(quirky), "--lenient", cwd=tmp_path).returncode == 0
+    out = tmp_path / "out.jsonl"
+    done = rescue("review", "export", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0 and "--strict" in done.stderr  # the lenient import's quirk is reported
+    url = f"sqlite:///{tmp_path / 'saved.db'}"
+    _saved_database(url)
+    assert rescue("review", "export", "--db", url, "--out", str(out), "--include-saved", "--include-discarded", cwd=tmp_path).returncode == 0
+    checked = rescue("data", "validate", "--strict", str(out), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -192,6 +192,7 @@ def import_(
     assets: Optional[Path] = typer.Option(None, "--assets", help="Assets folder (videos, clips, manifests); remembered as serve's default."),
     assign: Optional[list[str]] = typer.Option(None, "--assign", help="Assign every imported segment to this user (repeatable)."),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Leave out clips already in the database instead of failing."),
+    lenient: bool = typer.Option(False, "--lenient", help="Let in the published release's quirks (evidence row 0, a group target beside names ...) that `rescue data validate --strict` refuses."),
 ) -> None:
     """Import clips as segments to review; the file is validated first and nothing is written on an error."""
     from rescue_bench.review import access
@@ -204,11 +205,17 @@ def import_(
     if not file.is_file():
         raise fail(f"{file}: no such file")
     clips = load_data([file])  # any problem: listed one per line, exit 2, nothing imported
+    from rescue_bench.data.load import DataError
+    from rescue_bench.review.store import import_problems
+
+    errors = import_problems(clips, file_name=str(file), strict=not lenient)
+    if errors:  # listed one per line by the command guard, exit 2
+        raise DataError(errors + ([] if lenient else [_lenient_hint(file)]))
     if assets is not None and not assets.is_dir():
         raise fail(f"--assets {assets}: no such folder")
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     with _db_errors(), database.write() as session:
-        summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing))
+        summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing, strict=not lenient))
         if assign:
             people = [_service(lambda n=n: get_user(session, n)) for n in assign]
             from sqlalchemy import select
@@ -230,6 +237,12 @@ def import_(
         row_clips = sum(1 for c in fresh for i, r in enumerate(c.rows, 1) if store.row_clip(c.sample_id, r.row_index or i) is not None)
         rows = sum(len(c.rows) for c in fresh)
         typer.echo(f"assets {assets}: {manifests}/{len(fresh)} segments with a manifest, {videos} with a video, {row_clips}/{rows} row clips")
+
+
+def _lenient_hint(file: Path) -> Any:
+    from rescue_bench.data.load import Problem
+
+    return Problem(str(file), "these are refused by --strict (every save is held to it); --lenient imports the release's quirks anyway", severity="warning")
 
 
 @command(app)
@@ -310,15 +323,17 @@ def export(
 ) -> None:
     """Write the release format: the adjudicated value, else a single annotator's reviewed value, else
     the draft; prints how many rows were reviewed, saved but not reviewed, untouched, and the discarded segments."""
+    from rescue_bench.data.load import iter_jsonl_lines
     from rescue_bench.fileio import atomic_open
-    from rescue_bench.review.store import ExportCounts, audit_export, export_lines
+    from rescue_bench.review.store import ExportCounts, audit_export, export_clips, strict_problems
     from rescue_bench.review.users import get_user
 
     database = _open(db)
     counts = ExportCounts()
     with _db_errors(), database.read() as session:
         person = _service(lambda: get_user(session, annotator)) if annotator else None
-        lines = export_lines(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved, counts=counts)
+        clips = list(export_clips(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved, counts=counts))
+        lines = (line + "\n" for line in iter_jsonl_lines(clips))
         if str(out) == "-":
             for line in lines:
                 sys.stdout.write(line)
@@ -332,6 +347,9 @@ def export(
     with _db_errors(), database.write() as session:
         audit_export(session, user_id=None, clips=counts.clips, include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
     typer.echo(f"wrote {counts.summary()} to {out}", err=True)
+    problems = strict_problems(clips, file_name=str(out))
+    if problems:
+        typer.echo(f"note: {len(problems)} problem(s) that `rescue data validate --strict` refuses (imported with --lenient?); first: {problems[0]}", err=True)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ from pydantic import ValidationError
 from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
+from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Row
+from rescue_bench.data.validate import row_problems
 from rescue_bench.review.access import copy_id_for, get_row
 from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.limits import MAX_DB_INT, MAX_FIELD_CHARS, value_problem
@@ -142,6 +144,32 @@ def validate_fields(fields: dict[str, Any], *, max_chars: int = MAX_FIELD_CHARS)
         raise Invalid(f"{path}: {err['msg']}", str(loc[0]) if loc else None) from None
 
 
+def row_rule_errors(segment: Segment, position: int, row: dict[str, Any]) -> list[Problem]:
+    """The data layer's strict errors of one row of ``segment`` (the rules of ``rescue data validate
+    --strict``: reversed times, a row_index off its position, evidence rows outside the clip, a group
+    target beside names, speakers and targets that are not participants ...)."""
+    found = row_problems(
+        row, position=position, participants=segment.participants, scenario=segment.scenario, n_rows=segment.row_count,
+        strict=True, sample_id=segment.sample_id,
+    )
+    return [p for p in found if p.severity == "error"]
+
+
+def check_row_rules(segment: Segment, position: int, current: dict[str, Any], new: dict[str, Any]) -> None:
+    """Refuse a save whose row breaks a strict rule it did not break before (:class:`Invalid` naming
+    the field and the rule). A quirk already in the imported row (the release has some) does not block
+    edits of other fields; a save that brings a new one, or changes one, is refused."""
+    errors = row_rule_errors(segment, position, new)
+    if not errors:
+        return
+    before = {(p.field, p.message) for p in row_rule_errors(segment, position, current)}
+    fresh = [p for p in errors if (p.field, p.message) not in before]
+    if fresh:
+        first = fresh[0]
+        more = f" (+{len(fresh) - 1} more)" if len(fresh) > 1 else ""
+        raise Invalid(f"{first.field}: {first.message}{more}", first.field)
+
+
 def _canonical(row: dict[str, Any]) -> dict[str, Any]:
     """The row as the release format writes it (declared fields in order, then unknown keys)."""
     return Row.model_validate(row).model_dump(mode="json", exclude_unset=True)
@@ -241,6 +269,8 @@ def plan_copy_save(
         new_j = None if new_v is _ABSENT else dumps(new_v)
         if old_j != new_j:
             changes.append((name, old_j, new_j))
+    if changes:
+        check_row_rules(segment, row.position, current, new)
     kept = [(name, dumps(current[name]) if name in current else None) for name in always_audit if name not in {c[0] for c in changes}]
     review_change = reviewed is not None and bool(reviewed) != value.reviewed
     if not changes and not review_change and not kept:

@@ -18,7 +18,9 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Clip
+from rescue_bench.data.validate import clip_findings
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import (
     FINAL_LABEL,
@@ -43,6 +45,17 @@ def segment_key(sample_id: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(sample_id.encode("utf-8")).digest()[:12]).decode("ascii")
 
 
+def import_problems(clips: Sequence[Clip], *, file_name: str = "<import>", strict: bool = True) -> list[Problem]:
+    """The errors of ``clips`` under the data layer's rules (``strict``: those of ``rescue data
+    validate --strict``), in order; warnings are left out."""
+    return [p for clip in clips for p in clip_findings(clip, file_name, strict=strict) if p.severity == "error"]
+
+
+def strict_problems(clips: Sequence[Clip], *, file_name: str = "<export>") -> list[Problem]:
+    """What ``rescue data validate --strict`` would refuse in ``clips`` (export checks its own output)."""
+    return import_problems(clips, file_name=file_name, strict=True)
+
+
 @dataclass(frozen=True)
 class ImportSummary:
     file: str
@@ -59,13 +72,22 @@ def import_clips(
     file_name: str,
     sha256: str,
     skip_existing: bool = False,
+    strict: bool = True,
     now: datetime | None = None,
 ) -> ImportSummary:
     """Add ``clips`` as segments (drafts) with their final copies; nothing is written on an error.
 
+    The clips must pass the data layer's rules (:func:`import_problems`): strict by default, since
+    every save is held to them and export must pass ``rescue data validate --strict``; with
+    ``strict=False`` the published release's quirks (e.g. evidence row 0) are let in.
+
     A sample id already in the database is an error naming it, unless ``skip_existing``: then that
     clip is left out and its existing review work is untouched.
     """
+    errors = import_problems(clips, file_name=file_name, strict=strict)
+    if errors:
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise Invalid(f"{errors[0]}{more}", errors[0].field)
     now = now or utcnow()
     ids = [clip.sample_id for clip in clips]
     existing: set[str] = set()
