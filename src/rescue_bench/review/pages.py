@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from markupsafe import Markup
 
 from rescue_bench.review import access, adjudication, edits, progress, ratings
-from rescue_bench.review.assets import row_number, subtitles
+from rescue_bench.review.assets import row_number, subtitles, times_changed
 from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, SECTIONS, choices, compact
@@ -200,6 +200,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
                 "edited": current.edited,
                 "updatedBy": current.updated_by,
                 "segmentStatus": seg.status,
+                "clipStale": clip and times_changed(current.row, current.draft),
             },
         },
     )
