@@ -44,6 +44,7 @@ def test_a_discard_by_one_annotator_stays_in_their_copy(deployment: Deployment):
     assert resp.status_code == 200 and resp.json()["status"] == "discarded"
     # carol's copy is discarded: her saves are locked, her list says so
     assert carol.segments()[SEG]["status"] == "discarded"
+    assert 'id="restore"' in carol.get(f"/segments/{key}").text and "carol-secret-reason" in carol.get(f"/segments/{key}").text
     version = carol.get(f"/api/segments/{key}/rows/1").json()["version"]
     assert carol.put(f"/api/segments/{key}/rows/1", {"version": version, "fields": {"tone_of_voice": "c"}}).status_code == 423
     # dave sees nothing of it and keeps working
@@ -79,6 +80,8 @@ def test_admin_progress_counts_each_copy_and_marks_segments_ready_to_adjudicate(
     assert listed["ready_to_adjudicate"] is True
     assert sorted((c["user"], c["reviewed"]) for c in listed["copies"]) == [("carol", rows), ("dave", rows)]
     assert carol.segments()[DONE]["progress"] == "done"
+    dash = admin.get("/")
+    assert dash.status_code == 200 and "to adjudicate" in dash.text
     assert admin.post(f"/api/segments/{key}/adjudication/accept-agreed").json()["accepted"] == rows
     assert admin.segments()[DONE]["progress"] == "done" and admin.segments()[DONE]["ready_to_adjudicate"] is False
 

@@ -135,6 +135,19 @@ def status_for(session: Session, user: User, segment: Segment) -> tuple[str, str
     return segment.status, segment.status_reason
 
 
+class SegmentView:
+    """A segment as one viewer sees it: its attributes, with ``status`` and ``status_reason`` of
+    :func:`status_for` (what the pages show; never written back)."""
+
+    def __init__(self, segment: Segment, status: str, status_reason: str | None):
+        self._segment = segment
+        self.status = status
+        self.status_reason = status_reason
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._segment, name)
+
+
 def assignees(session: Session, segment: Segment) -> list[str]:
     return list(
         session.scalars(

@@ -101,6 +101,7 @@ def segment_page(segment: str, request: Request) -> Response:
     with st.db.read() as session:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
+        seen = access.SegmentView(seg, *access.status_for(session, user, seg))  # an annotator's own discard in independent mode
         rows = edits.segment_rows(session, user, seg)
         comments = edits.comments(session, seg, viewer=user)
         assigned = access.assignees(session, seg)
@@ -112,7 +113,7 @@ def segment_page(segment: str, request: Request) -> Response:
         "segment.html",
         {
             "user": user,
-            "seg": seg,
+            "seg": seen,
             "rows": rows,
             "comments": comments,
             "assignees": assigned,
