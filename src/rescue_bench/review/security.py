@@ -171,16 +171,6 @@ def throttle_keys(username: str, client_ip: str | None) -> list[str]:
     return keys
 
 
-def throttle_wait(session: Session, keys: list[str], now: datetime) -> float:
-    """Seconds until a login may be tried for these keys (0 when allowed)."""
-    rows = session.scalars(select(LoginThrottle).where(LoginThrottle.key.in_(keys))).all()
-    wait = 0.0
-    for row in rows:
-        if row.locked_until is not None and row.locked_until > now:
-            wait = max(wait, (row.locked_until - now).total_seconds())
-    return wait
-
-
 def _upsert(session: Session, key: str, now: datetime) -> LoginThrottle:
     dialect = session.get_bind().dialect.name
     # each dialect's own INSERT ... ON CONFLICT DO NOTHING (two different statement types)
