@@ -253,7 +253,8 @@ def test_export_round_trip_of_the_real_release_lines(empty_db: str, tmp_path: Pa
     database = Database(empty_db)
     upgrade(database)
     with database.write() as s:
-        store.import_clips(s, load_clips(files), file_name="real", sha256="0" * 64)
+        # the published release has quirks the strict rules refuse (evidence row 0): imported leniently
+        store.import_clips(s, load_clips(files), file_name="real", sha256="0" * 64, strict=False)
     with database.read() as s:
         first = "".join(store.export_lines(s))
     out = tmp_path / "first.jsonl"
@@ -263,7 +264,7 @@ def test_export_round_trip_of_the_real_release_lines(empty_db: str, tmp_path: Pa
     second_db = Database(f"sqlite:///{tmp_path / 'second.db'}")
     upgrade(second_db)
     with second_db.write() as s:
-        store.import_clips(s, load_clips([out]), file_name="first", sha256="0" * 64)
+        store.import_clips(s, load_clips([out]), file_name="first", sha256="0" * 64, strict=False)
     with second_db.read() as s:
         assert "".join(store.export_lines(s)) == first
     second_db.dispose()

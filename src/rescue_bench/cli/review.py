@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -59,6 +61,22 @@ def _service(call: Any) -> Any:
         raise fail(exc.message) from None
 
 
+@contextmanager
+def _db_errors() -> Iterator[None]:
+    """A database error as one line without the statement or its parameters (they can hold an argon2
+    hash or the annotations): the driver's own message only."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        cause = getattr(exc, "orig", None) or exc
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+        if cause is exc:  # SQLAlchemy's own text may carry "[SQL: ...]" and "[parameters: ...]"
+            first = first.split("[SQL:", 1)[0].split("[parameters:", 1)[0].strip()
+        raise fail(f"the database refused: {type(cause).__name__}: {first}") from None
+
+
 def _password(confirm: bool = True) -> str:
     from rescue_bench.review.config import ENV_PASSWORD
 
@@ -78,10 +96,12 @@ def _password(confirm: bool = True) -> str:
 @command(app)
 def init(db: Optional[str] = _db_option()) -> None:
     """Create the review database, or upgrade it to this version's schema (Alembic migrations)."""
-    from rescue_bench.review.db import DatabaseError, upgrade
+    from rescue_bench.review.db import DatabaseError, private_sqlite_file, upgrade
     from rescue_bench.review.security import ensure_secret
 
     database = _open(db, check=False)
+    if private_sqlite_file(database.url):
+        typer.echo(f"note: {database.shown_url} was readable by other users; made it private (0600): it holds the cookie-signing secret", err=True)
     try:
         before, after = upgrade(database)
     except DatabaseError as exc:
@@ -89,7 +109,7 @@ def init(db: Optional[str] = _db_option()) -> None:
     except Exception as exc:  # noqa: BLE001 - cannot connect, permission denied: one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise fail(f"cannot initialise {database.shown_url}: {type(exc).__name__}: {first}") from None
-    with database.write() as session:
+    with _db_errors(), database.write() as session:
         ensure_secret(session)
     if before == after:
         typer.echo(f"{database.shown_url}: schema is up to date ({after})")
@@ -113,7 +133,7 @@ def users_add(
 
     database = _open(db)
     password = _password()
-    with database.write() as session:
+    with _db_errors(), database.write() as session:
         _service(lambda: add_user(session, name, password, role))
     typer.echo(f"added {role} {name}")
 
@@ -123,7 +143,7 @@ def users_list(db: Optional[str] = _db_option()) -> None:
     """List users with their role and whether they are active."""
     from rescue_bench.review.users import list_users
 
-    with _open(db).read() as session:
+    with _db_errors(), _open(db).read() as session:
         for u in list_users(session):
             typer.echo(f"{u['username']}\t{u['role']}\t{'active' if u['active'] else 'deactivated'}")
 
@@ -135,7 +155,7 @@ def users_passwd(name: str = typer.Argument(...), db: Optional[str] = _db_option
 
     database = _open(db)
     password = _password()
-    with database.write() as session:
+    with _db_errors(), database.write() as session:
         _service(lambda: set_password(session, name, password))
     typer.echo(f"password of {name} changed; their sessions ended")
 
@@ -145,7 +165,7 @@ def users_deactivate(name: str = typer.Argument(...), db: Optional[str] = _db_op
     """Stop a user from logging in (their work and history stay)."""
     from rescue_bench.review.users import set_active
 
-    with _open(db).write() as session:
+    with _db_errors(), _open(db).write() as session:
         _service(lambda: set_active(session, name, False))
     typer.echo(f"{name} deactivated")
 
@@ -155,7 +175,7 @@ def users_activate(name: str = typer.Argument(...), db: Optional[str] = _db_opti
     """Let a deactivated user log in again."""
     from rescue_bench.review.users import set_active
 
-    with _open(db).write() as session:
+    with _db_errors(), _open(db).write() as session:
         _service(lambda: set_active(session, name, True))
     typer.echo(f"{name} activated")
 
@@ -173,6 +193,7 @@ def import_(
     assign: Optional[list[str]] = typer.Option(None, "--assign", help="Assign every imported segment to this user (repeatable)."),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Leave out clips already in the database instead of failing."),
     strict: bool = typer.Option(False, "--strict", help="With --assets: refuse (exit 2, nothing imported) drafts older than their manifest; default: warn."),
+    lenient: bool = typer.Option(False, "--lenient", help="Let in the published release's quirks (evidence row 0, a group target beside names ...) that `rescue data validate --strict` refuses."),
 ) -> None:
     """Import clips as segments to review; the file is validated first and nothing is written on an error."""
     from rescue_bench.review import access
@@ -185,6 +206,12 @@ def import_(
     if not file.is_file():
         raise fail(f"{file}: no such file")
     clips = load_data([file])  # any problem: listed one per line, exit 2, nothing imported
+    from rescue_bench.data.load import DataError
+    from rescue_bench.review.store import import_problems
+
+    errors = import_problems(clips, file_name=str(file), strict=not lenient)
+    if errors:  # listed one per line by the command guard, exit 2
+        raise DataError(errors + ([] if lenient else [_lenient_hint(file)]))
     if assets is not None and not assets.is_dir():
         raise fail(f"--assets {assets}: no such folder")
     if assets is not None:
@@ -192,8 +219,8 @@ def import_(
 
         warn_stale(assets, clips, strict=strict)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    with database.write() as session:
-        summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing))
+    with _db_errors(), database.write() as session:
+        summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing, strict=not lenient))
         if assign:
             people = [_service(lambda n=n: get_user(session, n)) for n in assign]
             from sqlalchemy import select
@@ -217,6 +244,12 @@ def import_(
         typer.echo(f"assets {assets}: {manifests}/{len(fresh)} segments with a manifest, {videos} with a video, {row_clips}/{rows} row clips")
 
 
+def _lenient_hint(file: Path) -> Any:
+    from rescue_bench.data.load import Problem
+
+    return Problem(str(file), "these are refused by --strict (every save is held to it); --lenient imports the release's quirks anyway", severity="warning")
+
+
 @command(app)
 def assign(
     user: Optional[list[str]] = typer.Option(None, "--user", help="The annotator (repeatable). With --overlap: the annotators to draw from (default: every active annotator)."),
@@ -238,7 +271,7 @@ def assign(
         raise fail("give --user NAME (repeatable), or --overlap K to balance K annotators per segment")
     if overlap is not None and remove:
         raise fail("--remove takes --user, not --overlap")
-    with _open(db).write() as session:
+    with _db_errors(), _open(db).write() as session:
         people = [_service(lambda n=n: get_user(session, n)) for n in user or []]
         query = select(Segment).order_by(Segment.position)
         if segment:
@@ -279,7 +312,7 @@ def settings(
     """Show or change the review database's settings."""
     from rescue_bench.review import access
 
-    with _open(db).write() as session:
+    with _db_errors(), _open(db).write() as session:
         if reveal is not None:
             _service(lambda: access.set_reveal_rule(session, reveal, by=None))
         typer.echo(f"reveal: {access.reveal_rule(session)}")
@@ -290,32 +323,38 @@ def export(
     out: Path = typer.Option(..., "--out", "-o", help="Output JSONL ('-' for standard output)."),
     db: Optional[str] = _db_option(),
     include_discarded: bool = typer.Option(False, "--include-discarded", help="Also write discarded segments."),
+    include_saved: bool = typer.Option(False, "--include-saved", help="Also write edits that were saved but not marked reviewed (default: their draft)."),
     annotator: Optional[str] = typer.Option(None, "--annotator", help="Write one annotator's version (the segments they have a copy of) instead."),
 ) -> None:
-    """Write the release format: the adjudicated value, else a single annotator's reviewed value, else the draft."""
-    from rescue_bench.review.store import export_lines
+    """Write the release format: the adjudicated value, else a single annotator's reviewed value, else
+    the draft; prints how many rows were reviewed, saved but not reviewed, untouched, and the discarded segments."""
+    from rescue_bench.data.load import iter_jsonl_lines
+    from rescue_bench.fileio import atomic_open
+    from rescue_bench.review.store import ExportCounts, audit_export, export_clips, strict_problems
     from rescue_bench.review.users import get_user
 
-    with _open(db).read() as session:
+    database = _open(db)
+    counts = ExportCounts()
+    with _db_errors(), database.read() as session:
         person = _service(lambda: get_user(session, annotator)) if annotator else None
+        clips = list(export_clips(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved, counts=counts))
+        lines = (line + "\n" for line in iter_jsonl_lines(clips))
         if str(out) == "-":
-            n = 0
-            for line in export_lines(session, include_discarded=include_discarded, annotator=person):
+            for line in lines:
                 sys.stdout.write(line)
-                n += 1
-            return
-        tmp = out.with_name(out.name + ".tmp")
-        n = 0
-        try:
-            with tmp.open("w", encoding="utf-8", newline="\n") as handle:
-                for line in export_lines(session, include_discarded=include_discarded, annotator=person):
-                    handle.write(line)
-                    n += 1
-            tmp.replace(out)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
-    typer.echo(f"wrote {n} clip(s) to {out}", err=True)
+        else:
+            try:
+                with atomic_open(out) as handle:
+                    for line in lines:
+                        handle.write(line)
+            except OSError as exc:
+                raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    with _db_errors(), database.write() as session:
+        audit_export(session, user_id=None, clips=counts.clips, include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
+    typer.echo(f"wrote {counts.summary()} to {out}", err=True)
+    problems = strict_problems(clips, file_name=str(out))
+    if problems:
+        typer.echo(f"note: {len(problems)} problem(s) that `rescue data validate --strict` refuses (imported with --lenient?); first: {problems[0]}", err=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -350,7 +389,7 @@ def agreement(
 
     from rescue_bench.review.agreement import database_report
 
-    with _open(db).read() as session:
+    with _db_errors(), _open(db).read() as session:
         report = database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore)
     if json_out:
         typer.echo(json.dumps(report, indent=2))
@@ -410,7 +449,7 @@ def import_ratings(
     database = _open(db)
     items = read_sample_csv(sample)  # a bad line: one error naming file and line, nothing imported
     digest = hashlib.sha256(sample.read_bytes()).hexdigest()
-    with database.write() as session:
+    with _db_errors(), database.write() as session:
         people = [_service(lambda n=n: get_user(session, n)) for n in rater or []]
         rating_set = _service(lambda: ratings.import_ratings(session, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=people))
         key, title = rating_set.key, ratings.title(rating_set)
@@ -432,7 +471,7 @@ def raters(
     from rescue_bench.review.models import RatingRater, User
     from rescue_bench.review.users import get_user
 
-    with _open(db).write() as session:
+    with _db_errors(), _open(db).write() as session:
         rating_set = _service(lambda: ratings.find_set(session, questionnaire))
         for n in add or []:
             _service(lambda n=n: ratings.add_rater(session, rating_set, get_user(session, n), by=None))
@@ -458,7 +497,7 @@ def export_ratings(
     from rescue_bench.review import ratings
     from rescue_bench.review.models import RatingSet
 
-    with _open(db).read() as session:
+    with _db_errors(), _open(db).read() as session:
         if questionnaire:
             rating_set = _service(lambda: ratings.find_set(session, questionnaire))
         else:
@@ -544,29 +583,52 @@ def serve(
     forwarded_allow_ips: str = typer.Option("127.0.0.1", "--forwarded-allow-ips", help="Proxies whose X-Forwarded-For/-Proto headers are trusted (comma-separated, '*' for any)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     login_delay: float = typer.Option(1.0, "--login-delay", min=0.1, max=900.0, help="Seconds a user name is locked after 5 failed logins; doubles with each further failure (at most 15 minutes)."),
+    allowed_host: Optional[list[str]] = typer.Option(
+        None, "--allowed-host", help="A host name users reach the app by (repeatable; '*' for any). Other Host headers answer 400. Default: 127.0.0.1, localhost, ::1 and --host."
+    ),
+    max_body_bytes: Optional[int] = typer.Option(None, "--max-body-bytes", min=1024, help="Largest request body, in bytes (413 beyond). Default: 1,000,000.", show_default=False),
+    max_field_chars: Optional[int] = typer.Option(None, "--max-field-chars", min=100, help="Longest text in a field, comment or reason (422 beyond). Default: 20,000.", show_default=False),
+    db_password_file: Optional[Path] = typer.Option(
+        None, "--db-password-file", help="File whose first line is the PostgreSQL password (keeps it out of --db, ps and the workers' environment)."
+    ),
 ) -> None:
     """Run the review web app (uvicorn). Refuses a database whose schema is not up to date."""
+    import tempfile
+
     import uvicorn
 
-    from rescue_bench.review.config import ReviewConfig
-    from rescue_bench.review.db import is_sqlite
+    from rescue_bench.review.config import LOOPBACK_HOSTS, ReviewConfig
+    from rescue_bench.review.db import ENV_DB_PASSWORD, ENV_DB_PASSWORD_FILE, is_sqlite, without_password
+    from rescue_bench.review.limits import MAX_BODY_BYTES, MAX_FIELD_CHARS
     from rescue_bench.review.models import Setting
     from rescue_bench.review.security import ThrottlePolicy
 
+    if db_password_file is not None:
+        if not db_password_file.is_file():
+            raise fail(f"--db-password-file {db_password_file}: no such file")
+        os.environ[ENV_DB_PASSWORD_FILE] = str(db_password_file.resolve())
     database = _open(db)
     if assets is None:
-        with database.read() as session:
+        with _db_errors(), database.read() as session:
             stored = session.get(Setting, ASSETS_SETTING)
         assets = Path(stored.value) if stored else None
     if assets is not None and not assets.is_dir():
         raise fail(f"assets folder {assets} does not exist")
     if workers > 1 and is_sqlite(database.url):
         typer.echo("note: several workers on one SQLite file queue their writes; PostgreSQL is the tested setup for --workers", err=True)
+    hosts = list(allowed_host or [])
+    if not hosts:
+        if host in ("0.0.0.0", "::", ""):
+            raise fail("--host listens on every interface: name the host users reach it by with --allowed-host NAME (repeatable; '*' for any)")
+        hosts = [*LOOPBACK_HOSTS, host]
     config = ReviewConfig(
         db_url=str(database.url.render_as_string(hide_password=False)),
         assets=assets,
         secure_cookies=secure_cookies,
         throttle=ThrottlePolicy(base_delay=login_delay),
+        allowed_hosts=tuple(dict.fromkeys(hosts)),
+        max_body_bytes=max_body_bytes or MAX_BODY_BYTES,
+        max_field_chars=max_field_chars or MAX_FIELD_CHARS,
     )
     database.dispose()
     typer.echo(f"rescue review on http://{host}:{port} (database {database.shown_url}, assets {assets or 'none'}, {workers} worker(s))", err=True)
@@ -575,6 +637,21 @@ def serve(
         from rescue_bench.review.app import create_app
 
         uvicorn.run(create_app(config), **common)  # type: ignore[arg-type]
-    else:
-        os.environ.update(config.to_env())
+        return
+    # the workers read their settings from the environment: the database password goes to them in
+    # a private file instead (an environment is readable in /proc and inherited by every child)
+    password = database.url.password
+    bare_url = without_password(database.url).render_as_string(hide_password=False) if password else config.db_url
+    made: str | None = None
+    if password and not os.environ.get(ENV_DB_PASSWORD_FILE):
+        fd, made = tempfile.mkstemp(prefix="rescue-review-db-", suffix=".secret")  # created 0600
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(str(password) + "\n")
+        os.environ[ENV_DB_PASSWORD_FILE] = made
+    os.environ.pop(ENV_DB_PASSWORD, None)
+    os.environ.update(config.with_(db_url=bare_url).to_env())
+    try:
         uvicorn.run("rescue_bench.review.app:app_from_env", factory=True, workers=workers, **common)  # type: ignore[arg-type]
+    finally:
+        if made:
+            Path(made).unlink(missing_ok=True)

@@ -114,6 +114,40 @@ def copy_for(session: Session, user: User, segment: Segment) -> Copy:
     raise NotFound("no such segment")
 
 
+def own_copy(session: Session, user: User, segment: Segment) -> Copy | None:
+    """The annotator copy ``user`` edits in an independent segment, else ``None`` (shared mode, admins
+    on the final copy): the copy whose status is theirs alone."""
+    if segment.review_mode != "independent":
+        return None
+    copy = session.get(Copy, copy_id_for(session, user, segment))
+    return copy if copy is not None and copy.kind == "annotator" else None
+
+
+def status_for(session: Session, user: User, segment: Segment) -> tuple[str, str | None]:
+    """``(status, reason)`` of ``segment`` as ``user`` sees it: the segment's when it is discarded
+    (by an admin, or in shared mode), else their own copy's in independent mode (another annotator's
+    discard is never shown to them)."""
+    if segment.status == "discarded":
+        return segment.status, segment.status_reason
+    copy = own_copy(session, user, segment)
+    if copy is not None:
+        return copy.status, copy.status_reason
+    return segment.status, segment.status_reason
+
+
+class SegmentView:
+    """A segment as one viewer sees it: its attributes, with ``status`` and ``status_reason`` of
+    :func:`status_for` (what the pages show; never written back)."""
+
+    def __init__(self, segment: Segment, status: str, status_reason: str | None):
+        self._segment = segment
+        self.status = status
+        self.status_reason = status_reason
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._segment, name)
+
+
 def assignees(session: Session, segment: Segment) -> list[str]:
     return list(
         session.scalars(

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import access, edits, progress, store, users
+from rescue_bench.review.assets import clip_stale
 from rescue_bench.review.context import State, state
 from rescue_bench.review.errors import Forbidden
-from rescue_bench.review.models import User
+from rescue_bench.review.limits import MAX_DB_INT
+from rescue_bench.review.models import AuditEntry, User, utcnow
+from rescue_bench.review.security import verify_password
 
 API_DESCRIPTION = """
 Log in with `POST /api/login` (`{"username", "password"}`): the answer sets an HttpOnly session
@@ -26,6 +29,9 @@ changed `fields`; if someone saved the row since, the answer is **409** with the
 """.strip()
 
 router = APIRouter(prefix="/api", tags=["api"])
+
+RowIndex = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="the row's 1-based position")]
+"""A row number of a URL: past what a database integer holds is 422, never a 500."""
 
 
 def require_admin(user: User) -> None:
@@ -58,10 +64,12 @@ class SegmentOut(BaseModel):
     edited: int
     comments: int
     status: str = Field(description="open | discarded")
-    progress: str = Field(description="todo | in_progress | done | discarded")
+    progress: str = Field(description="todo | in_progress | to_adjudicate (admins: every copy done) | done | discarded")
     status_reason: str | None = None
     mode: str = Field("shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
     assignees: list[str] | None = Field(None, description="admins only")
+    copies: list[dict[str, Any]] | None = Field(None, description="admins, independent segments: each annotator copy's user, reviewed, edited, status, status_reason")
+    ready_to_adjudicate: bool = Field(False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
 
 
 class RowOut(BaseModel):
@@ -75,6 +83,7 @@ class RowOut(BaseModel):
     updated_at: str | None
     reviewed_by: str | None
     segment_status: str
+    clip_stale: bool = Field(False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
 
 
 class ConflictOut(RowOut):
@@ -82,14 +91,14 @@ class ConflictOut(RowOut):
 
 
 class SaveIn(BaseModel):
-    version: int = Field(strict=True, description="the version your edit started from")
+    version: int = Field(strict=True, ge=0, le=MAX_DB_INT, description="the version your edit started from")
     fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
     reviewed: bool | None = Field(None, strict=True, description="mark the row reviewed (true) or not (false)")
 
 
 class CommentIn(BaseModel):
     text: str
-    row: int | None = Field(None, description="row position, or none for the whole segment")
+    row: int | None = Field(None, ge=1, le=MAX_DB_INT, description="row position, or none for the whole segment")
 
 
 class ReasonIn(BaseModel):
@@ -109,10 +118,15 @@ class AssigneesIn(BaseModel):
 def login(body: LoginIn, request: Request) -> Response:
     st: State = state(request)
     client_ip = request.client.host if request.client else None
+    # three steps: count the attempt in advance under the throttle rows' lock (short), check the
+    # password with no lock held (argon2 is the slow part), then record the outcome
     with st.db.write() as session:
-        user = users.authenticate(session, body.username, body.password, client_ip=client_ip, policy=st.config.throttle)
+        attempt = users.begin_login(session, body.username, client_ip=client_ip, policy=st.config.throttle)
+    ok = verify_password(attempt.password_hash, body.password)
+    with st.db.write() as session:
+        user = users.finish_login(session, attempt, ok, policy=st.config.throttle)
         if user is None:
-            session.commit()  # the failure must be counted
+            session.commit()  # the failure's audit entry must stay
             return JSONResponse({"detail": "wrong user name or password"}, status_code=401)
         token, data = st.signer.issue(user.id, user.auth_epoch)
         out = {"csrf_token": data.csrf, "username": user.username, "role": user.role}
@@ -127,6 +141,7 @@ def logout(request: Request) -> Response:
     with st.db.write() as session:
         user = st.auth(session, request)
         users.end_sessions(session, user.id)
+        session.add(AuditEntry(at=utcnow(), user_id=user.id, action="logout", note=request.client.host if request.client else None))
     response = Response(status_code=204)
     st.clear_cookie(response)
     return response
@@ -174,13 +189,14 @@ def get_segment(segment: str, request: Request) -> dict[str, Any]:
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
+        status, reason = access.status_for(session, user, seg)
         return {
             "id": seg.key,
             "segment_id": seg.sample_id,
             "scenario": seg.scenario,
             "participants": seg.participants,
-            "status": seg.status,
-            "status_reason": seg.status_reason,
+            "status": status,
+            "status_reason": reason,
             "mode": seg.review_mode,
             "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
             "comments": edits.comments(session, seg, viewer=user),
@@ -189,11 +205,18 @@ def get_segment(segment: str, request: Request) -> dict[str, Any]:
 
 
 @router.get("/segments/{segment}/rows/{row_index}", response_model=RowOut)
-def get_row(segment: str, row_index: int, request: Request) -> Response:
+def get_row(segment: str, row_index: RowIndex, request: Request) -> Response:
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
-        return JSONResponse(edits.read_row(session, user, seg, row_index).to_api())
+        out = row_out(state(request), seg.sample_id, edits.read_row(session, user, seg, row_index))
+        out["segment_status"] = access.status_for(session, user, seg)[0]
+        return JSONResponse(out)
+
+
+def row_out(st: State, sample_id: str, r: edits.RowState) -> dict[str, Any]:
+    """A row as the API answers it: :meth:`~rescue_bench.review.edits.RowState.to_api` and whether its clip is stale."""
+    return {**r.to_api(), "clip_stale": clip_stale(st.assets, sample_id, r.position, r.row, r.draft)}
 
 
 @router.put(
@@ -201,15 +224,18 @@ def get_row(segment: str, row_index: int, request: Request) -> Response:
     response_model=RowOut,
     responses={409: {"model": ConflictOut, "description": "stale version: nothing applied; the current row is returned"}, 422: {"description": "a value the release format refuses"}, 423: {"description": "segment discarded"}},
 )
-def save_row(segment: str, row_index: int, body: SaveIn, request: Request) -> Response:
+def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request) -> Response:
     st = state(request)
     # worked out in a read transaction; the write transaction only checks the version and writes
     with st.db.read() as session:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
-        plan = edits.prepare_save(session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed)
+        sample_id = seg.sample_id
+        plan = edits.prepare_save(
+            session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
+        )
     if isinstance(plan, edits.RowState):
-        return JSONResponse(plan.to_api())
+        return JSONResponse(row_out(st, sample_id, plan))
     try:
         with st.db.write() as session:
             result = edits.apply_save(session, plan)
@@ -218,11 +244,11 @@ def save_row(segment: str, row_index: int, body: SaveIn, request: Request) -> Re
             user = st.auth(session, request)
             seg = access.get_segment(session, user, segment)
             raise edits.stale_error(session, user, seg, row_index) from None
-    return JSONResponse(result.to_api())
+    return JSONResponse(row_out(st, sample_id, result))
 
 
 @router.get("/segments/{segment}/rows/{row_index}/audit")
-def row_audit(segment: str, row_index: int, request: Request) -> list[dict[str, Any]]:
+def row_audit(segment: str, row_index: RowIndex, request: Request) -> list[dict[str, Any]]:
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         seg = access.get_segment(session, user, segment)
@@ -252,7 +278,8 @@ def discard(segment: str, body: ReasonIn, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
         user = state(request).auth(session, request)
         seg = edits.set_status(session, user, access.get_segment(session, user, segment), "discarded", body.reason)
-        return {"status": seg.status, "status_reason": seg.status_reason}
+        status, reason = access.status_for(session, user, seg)
+        return {"status": status, "status_reason": reason}
 
 
 @router.post("/segments/{segment}/restore")
@@ -260,7 +287,8 @@ def restore(segment: str, request: Request) -> dict[str, Any]:
     with state(request).db.write() as session:
         user = state(request).auth(session, request)
         seg = edits.set_status(session, user, access.get_segment(session, user, segment), "open")
-        return {"status": seg.status, "status_reason": seg.status_reason}
+        status, reason = access.status_for(session, user, seg)
+        return {"status": status, "status_reason": reason}
 
 
 @router.put("/segments/{segment}/assignees")
@@ -304,12 +332,16 @@ def get_users(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False, annotator: str | None = None) -> Response:
+def export(request: Request, include_discarded: bool = False, annotator: str | None = None, include_saved: bool = False) -> Response:
     """The release: adjudicated value, else a single annotator's, else the draft (``annotator``: one
-    annotator's version of the segments they have a copy of)."""
+    annotator's version of the segments they have a copy of; ``include_saved``: saved edits not marked
+    reviewed too). Audited."""
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
         require_admin(user)
         person = users.get_user(session, annotator) if annotator else None
-        body = "".join(store.export_lines(session, include_discarded=include_discarded, annotator=person))
+        lines = list(store.export_lines(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved))
+    with state(request).db.write() as session:
+        store.audit_export(session, user_id=user.id, clips=len(lines), include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
+    body = "".join(lines)
     return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

@@ -11,6 +11,7 @@ sniffing) -> CSRF and Origin check on every unsafe method -> routes.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import DataError as SQLAlchemyDataError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rescue_bench.review import api, overlap_routes, pages, practice_routes, rating_routes
@@ -29,6 +31,7 @@ from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.context import AuthError, State
 from rescue_bench.review.db import Database, check_schema
 from rescue_bench.review.errors import Conflict, ReviewError, Throttled
+from rescue_bench.review.limits import MAX_DEPTH, field_of, value_problem
 from rescue_bench.review.security import CSRF_HEADER, csrf_matches
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -51,12 +54,36 @@ def _same_origin(origin: str, host: str | None) -> bool:
         return False
 
 
+def _host_name(header: str | None) -> str | None:
+    """The host name of a ``Host`` header (port and IPv6 brackets removed, lower case)."""
+    if not header:
+        return None
+    text = header.strip().lower()
+    if text.startswith("["):
+        end = text.find("]")
+        return text[1:end] if end > 0 else None
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+def _json_response(body: dict[str, Any], status: int) -> Response:
+    response = JSONResponse(body, status_code=status)
+    response.headers["content-security-policy"] = CSP
+    response.headers["x-content-type-options"] = "nosniff"
+    response.headers["cache-control"] = "no-store"
+    return response
+
+
 class GuardMiddleware:
-    """Security headers on every response; CSRF token and Origin checks on every unsafe request."""
+    """Before any route: the ``Host`` header must be an allowed host; the URL may hold no NUL byte;
+    every unsafe request passes the CSRF token and Origin checks, and its body the size limit and
+    the strict JSON check (:mod:`rescue_bench.review.limits`). Security headers on every response."""
 
     def __init__(self, app: ASGIApp, review_state: State):
         self.app = app
         self.state = review_state
+        hosts = {h.strip().lower().strip("[]") for h in review_state.config.allowed_hosts if h.strip()}
+        self.any_host = "*" in hosts
+        self.hosts = frozenset(hosts - {"*"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,6 +91,13 @@ class GuardMiddleware:
             return
         request = Request(scope)
         path = scope.get("path", "")
+        if not self.any_host and _host_name(request.headers.get("host")) not in self.hosts:
+            # DNS rebinding: a page of another site resolving its name to this server
+            await _json_response({"detail": "unknown host (see serve --allowed-host)"}, 400)(scope, receive, send)
+            return
+        if "\x00" in path or b"%00" in scope.get("query_string", b"") or b"%00" in scope.get("raw_path", b""):
+            await _json_response({"detail": "a NUL byte in the URL"}, 400)(scope, receive, send)
+            return
         if scope["method"] not in SAFE_METHODS:
             origin = request.headers.get("origin")
             problem = None
@@ -75,9 +109,13 @@ class GuardMiddleware:
             elif not csrf_matches(self.state.session_data(request), request.headers.get(CSRF_HEADER)):
                 problem = f"missing or wrong {CSRF_HEADER} header"
             if problem:
-                response = JSONResponse({"detail": problem}, status_code=403)
-                await self._with_headers(response, path)(scope, receive, send)
+                await _json_response({"detail": problem}, 403)(scope, receive, send)
                 return
+            checked = await self._checked_body(request, receive)
+            if isinstance(checked, Response):
+                await checked(scope, receive, send)
+                return
+            receive = _replay(checked, receive)
         csp = DOCS_CSP if path in ("/api/docs", "/api/docs/oauth2-redirect") else CSP
         started = time.perf_counter()
 
@@ -101,11 +139,87 @@ class GuardMiddleware:
 
         await self.app(scope, receive, send_with_headers)
 
-    def _with_headers(self, response: Response, path: str) -> Response:
-        response.headers["content-security-policy"] = CSP
-        response.headers["x-content-type-options"] = "nosniff"
-        response.headers["cache-control"] = "no-store"
-        return response
+    async def _checked_body(self, request: Request, receive: Receive) -> bytes | Response:
+        """The whole body if it is within the size limit and, when JSON, strict JSON holding only
+        storable values; else the 413 / 400 / 422 answer."""
+        limit = self.state.config.max_body_bytes
+        too_big = _json_response({"detail": f"request body larger than {limit} bytes"}, 413)
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            return too_big
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return too_big
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        content_type = request.headers.get("content-type", "")
+        if body and (not content_type or "json" in content_type):
+            problem = strict_json_problem(body, max_chars=self.state.config.max_field_chars)
+            if problem is not None:
+                status, detail, field = problem
+                return _json_response({"detail": detail, "field": field}, status)
+        return body
+
+
+def strict_json_problem(body: bytes, *, max_chars: int) -> tuple[int, str, str] | None:
+    """``(status, message, field)`` when ``body`` is not JSON or holds a value that may not be stored."""
+    if _too_deep(body):
+        return 422, f"nested deeper than {MAX_DEPTH} levels", "body"
+    try:
+        data = json.loads(body)  # NaN and 1e999 parse here, so the walk below can name their field
+    except (ValueError, RecursionError):
+        return 400, "the body is not JSON", "body"
+    found = value_problem(data, max_chars=max_chars)
+    if found is None:
+        return None
+    where, what = found
+    return 422, f"{where or 'body'}: {what}", field_of(where)
+
+
+def _too_deep(body: bytes) -> bool:
+    """More nesting than :data:`MAX_DEPTH` (counted on the bytes: a parser would recurse first)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def _replay(body: bytes, original: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then passes on the real one (disconnect)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await original()
+
+    return receive
 
 
 def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
@@ -134,7 +248,7 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
         version="1",
         docs_url=None,
         redoc_url=None,
-        openapi_url="/api/openapi.json",
+        openapi_url=None,  # served below, to admins only
     )
     app.state.review = review_state
     app.include_router(api.router)
@@ -157,6 +271,14 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
 
         return RedirectResponse(f"/login?next={quote(target, safe='/')}", status_code=303)
 
+    @app.exception_handler(SQLAlchemyDataError)
+    def _data_error(request: Request, exc: SQLAlchemyDataError) -> Response:
+        # the last line of defence (the limits refuse such values first): never a 500, never the SQL
+        message = "a value the database cannot store"
+        if not request.url.path.startswith("/api/"):
+            return pages.error_page(request, 422, message)
+        return JSONResponse({"detail": message}, status_code=422)
+
     @app.exception_handler(ReviewError)
     def _review_error(request: Request, exc: ReviewError) -> Response:
         body: dict[str, Any] = {"detail": exc.message}
@@ -177,14 +299,24 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
 
 
 def _mount_docs(app: FastAPI) -> None:
-    """The OpenAPI page at ``/api/docs``, with Swagger UI served locally (fastapi-offline's copy)."""
+    """The OpenAPI page at ``/api/docs`` and its ``/api/openapi.json``, for admins only (they list every
+    route and model: a map for an attacker); Swagger UI is served locally (fastapi-offline's copy)."""
     from fastapi.openapi.docs import get_swagger_ui_html
+
+    from rescue_bench.review.api import require_admin
+    from rescue_bench.review.context import state
 
     static = Path(str(resources.files("fastapi_offline").joinpath("static")))
     app.mount("/api/docs-static", StaticFiles(directory=str(static)), name="docs-static")
 
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def openapi(request: Request) -> Response:
+        require_admin(state(request).user(request))
+        return JSONResponse(app.openapi())
+
     @app.get("/api/docs", include_in_schema=False)
-    def docs() -> Response:
+    def docs(request: Request) -> Response:
+        require_admin(state(request).user(request))
         return get_swagger_ui_html(
             openapi_url="/api/openapi.json",
             title="rescue review API",

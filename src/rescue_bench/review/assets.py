@@ -24,7 +24,7 @@ from typing import Any
 
 from rescue_bench.annotate.manifest import MANIFEST, AssetsError, Manifest, read_manifest, row_clip_name, row_keyframe_name
 
-__all__ = ["Assets", "Manifest", "ManifestResult", "row_number", "subtitles"]
+__all__ = ["Assets", "Manifest", "ManifestResult", "clip_stale", "row_number", "subtitles"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,17 @@ def row_number(row: dict[str, Any], position: int) -> int:
 
 def _time(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def times_changed(row: dict[str, Any], draft: dict[str, Any]) -> bool:
+    """The row's start or end time differs from the imported draft's, which its clip was cut for."""
+    return any(_time(row.get(k)) != _time(draft.get(k)) for k in ("start_time", "end_time"))
+
+
+def clip_stale(assets: Assets, segment_id: str, position: int, row: dict[str, Any], draft: dict[str, Any]) -> bool:
+    """The row has a clip in the assets folder and its times were edited since the clip was cut (the
+    page marks the clip; ``rescue annotate clips --data`` on the export cuts it again)."""
+    return times_changed(row, draft) and assets.row_clip(segment_id, row_number(draft, position)) is not None
 
 
 def subtitles(rows: list[dict[str, Any]], position: int, manifest: Manifest | None, *, neighbours: int = 1) -> list[dict[str, Any]]:

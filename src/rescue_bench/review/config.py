@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rescue_bench.review.limits import MAX_BODY_BYTES, MAX_FIELD_CHARS
 from rescue_bench.review.security import ThrottlePolicy
 
 ENV_DB = "RESCUE_REVIEW_DB"
@@ -16,6 +17,12 @@ ENV_SESSION_HOURS = "RESCUE_REVIEW_SESSION_HOURS"
 ENV_PASSWORD = "RESCUE_REVIEW_PASSWORD"
 ENV_THREADS = "RESCUE_REVIEW_THREADS"
 ENV_LOGIN_DELAY = "RESCUE_REVIEW_LOGIN_DELAY"
+ENV_ALLOWED_HOSTS = "RESCUE_REVIEW_ALLOWED_HOSTS"
+ENV_MAX_BODY = "RESCUE_REVIEW_MAX_BODY_BYTES"
+ENV_MAX_FIELD = "RESCUE_REVIEW_MAX_FIELD_CHARS"
+
+LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+"""Host names a server answers to when no ``--allowed-host`` is given."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,10 @@ class ReviewConfig:
     throttle: ThrottlePolicy = field(default_factory=ThrottlePolicy)
     threads: int = 8
     """Request handlers running at once per worker process (see app.create_app)."""
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    """Host names the ``Host`` header may carry (``*``: any); others answer 400 (DNS rebinding)."""
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_field_chars: int = MAX_FIELD_CHARS
 
     @classmethod
     def from_env(cls) -> ReviewConfig:
@@ -43,6 +54,9 @@ class ReviewConfig:
             secret=os.environ.get(ENV_SECRET) or None,
             threads=int(os.environ.get(ENV_THREADS, "8")),
             throttle=ThrottlePolicy(base_delay=float(os.environ.get(ENV_LOGIN_DELAY, ThrottlePolicy.base_delay))),
+            allowed_hosts=tuple(h for h in os.environ.get(ENV_ALLOWED_HOSTS, ",".join(LOOPBACK_HOSTS)).split(",") if h),
+            max_body_bytes=int(os.environ.get(ENV_MAX_BODY, str(MAX_BODY_BYTES))),
+            max_field_chars=int(os.environ.get(ENV_MAX_FIELD, str(MAX_FIELD_CHARS))),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -52,6 +66,9 @@ class ReviewConfig:
             ENV_SESSION_HOURS: str(self.session_hours),
             ENV_THREADS: str(self.threads),
             ENV_LOGIN_DELAY: str(self.throttle.base_delay),
+            ENV_ALLOWED_HOSTS: ",".join(self.allowed_hosts),
+            ENV_MAX_BODY: str(self.max_body_bytes),
+            ENV_MAX_FIELD: str(self.max_field_chars),
         }
         if self.assets is not None:
             env[ENV_ASSETS] = str(self.assets)

@@ -16,6 +16,8 @@ waiting for a concurrent writer, so a stale save can never be applied.
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -31,6 +33,11 @@ from rescue_bench.errors import RescueError
 
 DEFAULT_DB_FILE = "rescue_review.db"
 """The SQLite file ``--db`` defaults to, in the working directory."""
+
+ENV_DB_PASSWORD = "RESCUE_REVIEW_DB_PASSWORD"
+"""The database password, when it is not in the URL (a password in ``--db`` shows in ``ps``)."""
+ENV_DB_PASSWORD_FILE = "RESCUE_REVIEW_DB_PASSWORD_FILE"
+"""A file whose first line is the database password (``serve`` hands the password to its workers so)."""
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite writer waits for another one before giving up (30 s: saves queue, never fail)."""
@@ -59,7 +66,61 @@ def normalize_url(raw: str | None) -> URL:
         url = url.set(drivername="postgresql+psycopg")
     if url.get_backend_name() not in ("sqlite", "postgresql"):
         raise DatabaseError(f"unsupported database {url.get_backend_name()!r}: use sqlite:///FILE or postgresql://...")
+    if url.get_backend_name() == "postgresql" and not url.password:
+        password = password_from_env()
+        if password:
+            url = url.set(password=password)
     return url
+
+
+def without_password(url: URL) -> URL:
+    """``url`` with no password (``URL.set(password=None)`` keeps it)."""
+    return URL.create(url.drivername, url.username, None, url.host, url.port, url.database, url.query)
+
+
+def password_from_env() -> str | None:
+    """The database password from :data:`ENV_DB_PASSWORD` or the file :data:`ENV_DB_PASSWORD_FILE` names."""
+    direct = os.environ.get(ENV_DB_PASSWORD)
+    if direct:
+        return direct
+    path = os.environ.get(ENV_DB_PASSWORD_FILE)
+    if not path:
+        return None
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DatabaseError(f"cannot read the database password file {path}: {exc.strerror or exc}") from None
+    return lines[0] if lines and lines[0] else None
+
+
+def private_sqlite_file(url: URL) -> bool:
+    """Create the SQLite file of ``url`` readable by its owner only (0600), or make an existing one so.
+
+    The database holds the cookie-signing secret: whoever reads it can forge any session. SQLite
+    gives its ``-wal`` and ``-shm`` files the database file's permissions. True when an existing
+    file's permissions were tightened.
+    """
+    if not is_sqlite(url) or not url.database or url.database == ":memory:":
+        return False
+    path = Path(url.database).expanduser()
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            pass
+        except OSError:
+            return False  # the folder's problem is reported by make_engine
+        return False
+    changed = False
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            mode = stat.S_IMODE(candidate.stat().st_mode)
+            if mode & 0o077:
+                os.chmod(candidate, mode & 0o700)
+                changed = True
+        except OSError:
+            continue
+    return changed
 
 
 def shown_url(url: str | URL) -> str:
@@ -84,6 +145,8 @@ def make_engine(url: str | URL | None, **kwargs: Any) -> Engine:
             parent = Path(url.database).expanduser().resolve().parent
             if not parent.is_dir():
                 raise DatabaseError(f"folder of the SQLite file does not exist: {parent}")
+            if not Path(url.database).expanduser().exists():
+                private_sqlite_file(url)  # a new database file is private from its first byte
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
         _sqlite_pragmas(engine)
         return engine

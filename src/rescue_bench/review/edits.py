@@ -19,16 +19,19 @@ from pydantic import ValidationError
 from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
+from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Row
+from rescue_bench.data.validate import row_problems
 from rescue_bench.errors import RescueError
 from rescue_bench.review.access import copy_id_for, get_row
-from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, ReviewError
-from rescue_bench.review.models import AuditEntry, Comment, RowValue, Segment, SegmentRow, User, dumps, utcnow
+from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError
+from rescue_bench.review.limits import MAX_DB_INT, MAX_FIELD_CHARS, value_problem
+from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
 
 EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
 """Every row field of the release format (SPEC section 1). Unknown keys of a row are kept, not edited."""
 
-MAX_TEXT = 20_000
+MAX_TEXT = MAX_FIELD_CHARS
 """Longest comment or discard reason, in characters."""
 
 
@@ -88,6 +91,7 @@ def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str |
     )
 
 
+_COPY_STATUS = select(Copy.status).where(Copy.id == bindparam("copy_id"))
 _UPDATER = aliased(User, name="updater")
 _REVIEWER = aliased(User, name="reviewer")
 # Statements built once, with bound parameters: building a select per call (and computing its
@@ -119,13 +123,19 @@ def read_row(session: Session, user: User, segment: Segment, position: int) -> R
     return _state(segment, row, value, updated_by, reviewed_by)
 
 
-def validate_fields(fields: dict[str, Any]) -> None:
-    """Refuse unknown field names and values the release format does not accept (one message, named)."""
+def validate_fields(fields: dict[str, Any], *, max_chars: int = MAX_FIELD_CHARS) -> None:
+    """Refuse unknown field names, values no database or JSON reader can hold back (NaN, infinities,
+    NUL bytes, text longer than ``max_chars``: :mod:`~rescue_bench.review.limits`) and values the
+    release format does not accept (one message, the field named)."""
     if not isinstance(fields, dict):
         raise Invalid("fields must be an object of field name -> value", "fields")
     for name in fields:
         if name not in EDITABLE_FIELDS:
             raise Invalid(f"unknown field {name!r}; editable fields: {', '.join(EDITABLE_FIELDS)}", name)
+    found = value_problem(fields, max_chars=max_chars)
+    if found is not None:
+        where, what = found
+        raise Invalid(f"{where}: {what}", where)
     try:
         Row.model_validate(fields)
     except ValidationError as exc:
@@ -133,6 +143,32 @@ def validate_fields(fields: dict[str, Any]) -> None:
         loc = [p for p in err["loc"] if p not in ("int", "float")]
         path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
         raise Invalid(f"{path}: {err['msg']}", str(loc[0]) if loc else None) from None
+
+
+def row_rule_errors(segment: Segment, position: int, row: dict[str, Any]) -> list[Problem]:
+    """The data layer's strict errors of one row of ``segment`` (the rules of ``rescue data validate
+    --strict``: reversed times, a row_index off its position, evidence rows outside the clip, a group
+    target beside names, speakers and targets that are not participants ...)."""
+    found = row_problems(
+        row, position=position, participants=segment.participants, scenario=segment.scenario, n_rows=segment.row_count,
+        strict=True, sample_id=segment.sample_id,
+    )
+    return [p for p in found if p.severity == "error"]
+
+
+def check_row_rules(segment: Segment, position: int, current: dict[str, Any], new: dict[str, Any]) -> None:
+    """Refuse a save whose row breaks a strict rule it did not break before (:class:`Invalid` naming
+    the field and the rule). A quirk already in the imported row (the release has some) does not block
+    edits of other fields; a save that brings a new one, or changes one, is refused."""
+    errors = row_rule_errors(segment, position, new)
+    if not errors:
+        return
+    before = {(p.field, p.message) for p in row_rule_errors(segment, position, current)}
+    fresh = [p for p in errors if (p.field, p.message) not in before]
+    if fresh:
+        first = fresh[0]
+        more = f" (+{len(fresh) - 1} more)" if len(fresh) > 1 else ""
+        raise Invalid(f"{first.field}: {first.message}{more}", first.field)
 
 
 def _canonical(row: dict[str, Any]) -> dict[str, Any]:
@@ -177,6 +213,7 @@ def prepare_save(
     fields: dict[str, Any],
     reviewed: bool | None = None,
     now: datetime | None = None,
+    max_chars: int = MAX_FIELD_CHARS,
 ) -> SavePlan | RowState:
     """Check and work out a save; a :class:`RowState` when there is nothing to write.
 
@@ -185,7 +222,8 @@ def prepare_save(
     discarded.
     """
     return plan_copy_save(
-        session, user, segment, copy_id_for(session, user, segment), position, version=version, fields=fields, reviewed=reviewed, now=now
+        session, user, segment, copy_id_for(session, user, segment), position, version=version, fields=fields, reviewed=reviewed, now=now,
+        max_chars=max_chars,
     )
 
 
@@ -203,6 +241,7 @@ def plan_copy_save(
     action: str = "edit",
     notes: dict[str, str] | None = None,
     always_audit: tuple[str, ...] = (),
+    max_chars: int = MAX_FIELD_CHARS,
 ) -> SavePlan | RowState:
     """:func:`prepare_save` on a given copy (adjudication writes the final copy this way).
 
@@ -212,9 +251,11 @@ def plan_copy_save(
     """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise Invalid("version must be an integer", "version")
-    validate_fields(fields)
+    if session.scalar(_COPY_STATUS, {"copy_id": copy_id}) == "discarded":
+        raise Locked("you discarded your copy of this segment; restore it before editing")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_DB_INT:
+        raise Invalid("version must be an integer the row has had", "version")
+    validate_fields(fields, max_chars=max_chars)
     now = now or utcnow()
     notes = notes or {}
     row, value, updated_by, reviewed_by = _load(session, copy_id, segment, position)
@@ -229,6 +270,8 @@ def plan_copy_save(
         new_j = None if new_v is _ABSENT else dumps(new_v)
         if old_j != new_j:
             changes.append((name, old_j, new_j))
+    if changes:
+        check_row_rules(segment, row.position, current, new)
     kept = [(name, dumps(current[name]) if name in current else None) for name in always_audit if name not in {c[0] for c in changes}]
     review_change = reviewed is not None and bool(reviewed) != value.reviewed
     if not changes and not review_change and not kept:
@@ -273,9 +316,10 @@ def apply_save(session: Session, plan: SavePlan) -> RowState:
     transaction; raises :class:`StaleWrite` when the condition fails, and nothing is written.
     """
     still_open = exists().where(Segment.id == plan.segment_id, Segment.status == "open")
+    copy_open = exists().where(Copy.id == plan.copy_id, Copy.status == "open")
     result = session.execute(
         update(RowValue)
-        .where(RowValue.id == plan.value_id, RowValue.version == plan.version, still_open)
+        .where(RowValue.id == plan.value_id, RowValue.version == plan.version, still_open, copy_open)
         .values(**plan.values)
         .execution_options(synchronize_session=False)
     )
@@ -317,6 +361,8 @@ def stale_error(session: Session, user: User, segment: Segment, position: int) -
     session.refresh(segment)
     if segment.status == "discarded":
         return Locked("this segment is discarded; restore it before editing")
+    if session.scalar(_COPY_STATUS.execution_options(populate_existing=True), {"copy_id": copy_id_for(session, user, segment)}) == "discarded":
+        return Locked("you discarded your copy of this segment; restore it before editing")
     return Conflict(_state(segment, *_fresh(session, copy_id_for(session, user, segment), segment, position)).to_api())
 
 
@@ -333,8 +379,9 @@ def _fresh(session: Session, copy_id: int, segment: Segment, position: int) -> t
 def _text_arg(text: Any, name: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise Invalid(f"{name} must be a non-empty text", name)
-    if len(text) > MAX_TEXT:
-        raise Invalid(f"{name} is longer than {MAX_TEXT} characters", name)
+    found = value_problem(text, name, max_chars=MAX_TEXT)
+    if found is not None:
+        raise Invalid(f"{name}: {found[1]}", name)
     return text.strip()
 
 
@@ -379,15 +426,48 @@ def comments(session: Session, segment: Segment, *, viewer: User | None = None) 
 
 
 def set_status(session: Session, user: User, segment: Segment, status: str, reason: str | None = None, now: datetime | None = None) -> Segment:
-    """Discard (``reason`` required) or restore (``status="open"``) a segment; audited."""
+    """Discard (``reason`` required) or restore (``status="open"``) a segment; audited.
+
+    An annotator of an independent segment discards and restores their own copy only: the other
+    annotators neither see it nor are locked by it, and none of them can restore it. Admins (and
+    everyone in shared mode) discard and restore the segment itself, which locks every copy. The
+    segment returned is unchanged in the first case: :func:`~rescue_bench.review.access.status_for`
+    says what the user sees.
+    """
+    from rescue_bench.review.access import own_copy
+
     copy_id_for(session, user, segment)
     if status not in ("open", "discarded"):
         raise Invalid(f"unknown status {status!r}", "status")
     if status == "discarded":
         reason = _text_arg(reason, "reason")
+    now = now or utcnow()
+    mine = own_copy(session, user, segment)
+    if mine is not None and not (segment.status == "discarded" and status == "open"):
+        if segment.status == "discarded":
+            raise Locked("this segment was discarded by an admin")
+        if mine.status == status:
+            raise Invalid(f"your copy is already {'discarded' if status == 'discarded' else 'open'}", "status")
+        old_copy = mine.status
+        result = session.execute(
+            update(Copy)
+            .where(Copy.id == mine.id, Copy.status == old_copy)
+            .values(status=status, status_reason=reason if status == "discarded" else None, status_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise Invalid("your copy's status was changed meanwhile; reload", "status")
+        session.add(
+            AuditEntry(at=now, user_id=user.id, action="discard" if status == "discarded" else "restore", segment_id=segment.id, copy_id=mine.id,
+                       field="status", old_json=dumps(old_copy), new_json=dumps(status), note=reason)
+        )
+        session.flush()
+        session.refresh(mine)
+        return segment
+    if mine is not None:
+        raise Forbidden("this segment was discarded by an admin; an admin restores it")
     if segment.status == status:
         raise Invalid(f"segment is already {'discarded' if status == 'discarded' else 'open'}", "status")
-    now = now or utcnow()
     old = segment.status
     result = session.execute(
         update(Segment)

@@ -49,6 +49,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from rescue_bench import fileio
+
 ROLES: tuple[str, ...] = ("admin", "annotator")
 """User roles. Admins see and edit everything; annotators only the segments assigned to them."""
 
@@ -84,8 +86,9 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 def dumps(value: Any) -> str:
-    """The one JSON text form of every stored value (compact, UTF-8, key order kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """The one JSON text form of every stored value (compact, UTF-8, key order kept); strict JSON:
+    ``ValueError`` for NaN or an infinity, which no JSON reader accepts back."""
+    return fileio.dumps(value, separators=(",", ":"))
 
 
 class Base(DeclarativeBase):
@@ -186,6 +189,11 @@ class Copy(Base):
     label: Mapped[str] = mapped_column(String(64))
     owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    """An annotator copy's own status (``open`` | ``discarded``): in independent mode an annotator's
+    discard stays in their copy (blind: it neither locks nor shows in the others' copies)."""
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    status_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class RowValue(Base):

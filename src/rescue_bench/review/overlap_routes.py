@@ -12,10 +12,11 @@ from pydantic import BaseModel, Field
 from rescue_bench.labels import SCENARIOS
 from rescue_bench.review import access, adjudication
 from rescue_bench.review.agreement import ALL, MEASURES, database_report
-from rescue_bench.review.api import RowOut, require_admin
+from rescue_bench.review.api import RowIndex, RowOut, require_admin
 from rescue_bench.review.context import state
 from rescue_bench.review.errors import Forbidden, Invalid
 from rescue_bench.review.fields import FIELDS, compact
+from rescue_bench.review.limits import MAX_DB_INT
 from rescue_bench.review.models import REVIEW_MODES, Segment, User
 from rescue_bench.review.pages import adjudication_media, render
 
@@ -28,6 +29,7 @@ class OverlapIn(BaseModel):
     seed: int = Field(0, description="tie-break order of equally loaded annotators")
     usernames: list[str] | None = Field(None, description="the annotators to draw from (default: every active annotator)")
     segments: list[str] | None = Field(None, description="sample ids to assign (default: every open segment)")
+    dry_run: bool = Field(False, description="only answer what would change (the plan a confirmation shows); nothing is written")
 
 
 class ModeIn(BaseModel):
@@ -39,7 +41,7 @@ class RevealIn(BaseModel):
 
 
 class AdjudicateIn(BaseModel):
-    version: int = Field(strict=True, description="the final copy's version the adjudication started from")
+    version: int = Field(strict=True, ge=0, le=MAX_DB_INT, description="the final copy's version the adjudication started from")
     take: dict[str, str] = Field(default_factory=dict, description="field -> annotator whose value is kept, or 'draft'")
     values: dict[str, Any] = Field(default_factory=dict, description="field -> a value typed by the adjudicator")
 
@@ -51,7 +53,10 @@ class AdjudicateIn(BaseModel):
 
 @api.post("/overlap")
 def assign_overlap(body: OverlapIn, request: Request) -> dict[str, Any]:
-    """Give every open segment ``k`` annotators, balanced by rows (``rescue review assign --overlap K``)."""
+    """Give every open segment (or the ``segments`` named) ``k`` annotators (of ``usernames``), balanced
+    by rows (``rescue review assign --overlap K``). With ``dry_run`` the same plan is worked out and
+    answered, and nothing is written: show it, then send the request again without ``dry_run``
+    (same seed, same state: same plan)."""
     from sqlalchemy import select
 
     with state(request).db.write() as session:
@@ -70,7 +75,10 @@ def assign_overlap(body: OverlapIn, request: Request) -> dict[str, Any]:
             if missing:
                 raise Invalid(f"no such segment: {', '.join(missing)}", "segments")
         summary = access.assign_overlap(session, body.k, seed=body.seed, annotators=people, segments=chosen, by=user)
+        if body.dry_run:
+            session.rollback()  # the plan was made by doing it; undo every bit of it
         return {
+            "dry_run": body.dry_run,
             "k": summary.k,
             "segments": summary.segments,
             "added": [{"segment": s, "user": u} for s, u in summary.added],
@@ -139,7 +147,7 @@ def get_adjudication(segment: str, request: Request) -> dict[str, Any]:
     response_model=RowOut,
     responses={409: {"description": "someone adjudicated this row since: nothing applied"}, 422: {"description": "a dispute left undecided, or a bad value"}},
 )
-def adjudicate(segment: str, row_index: int, body: AdjudicateIn, request: Request) -> Response:
+def adjudicate(segment: str, row_index: RowIndex, body: AdjudicateIn, request: Request) -> Response:
     """Write the final value of a row from the annotators' values (``take``) or typed ones (``values``)."""
     with state(request).db.write() as session:
         user = state(request).auth(session, request)
@@ -160,7 +168,7 @@ def accept_agreed(segment: str, request: Request) -> dict[str, Any]:
 
 
 @api.get("/segments/{segment}/rows/{row_index}/others", responses={403: {"description": "hidden until the segment is adjudicated"}})
-def get_others(segment: str, row_index: int, request: Request) -> dict[str, Any]:
+def get_others(segment: str, row_index: RowIndex, request: Request) -> dict[str, Any]:
     """The other annotators' values of a row and the final one (admins; annotators per the reveal rule)."""
     with state(request).db.read() as session:
         user = state(request).auth(session, request)

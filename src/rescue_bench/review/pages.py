@@ -12,11 +12,12 @@ from markupsafe import Markup
 
 from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
-from rescue_bench.review.assets import row_number, subtitles
+from rescue_bench.review.assets import row_number, subtitles, times_changed
 from rescue_bench.review.context import AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
 from rescue_bench.review.models import REVIEW_MODES, User, dumps
+from rescue_bench.review.security import safe_next
 
 router = APIRouter(include_in_schema=False)
 
@@ -109,9 +110,7 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
 
 @router.get("/login")
 def login_page(request: Request, next: str = "/") -> Response:
-    if not next.startswith("/") or next.startswith("//"):  # never redirect off-site after login
-        next = "/"
-    return render(request, "login.html", {"next": next})
+    return render(request, "login.html", {"next": safe_next(next)})  # never off-site after login
 
 
 @router.get("/")
@@ -148,6 +147,7 @@ def segment_page(segment: str, request: Request) -> Response:
     with st.db.read() as session:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
+        seen = access.SegmentView(seg, *access.status_for(session, user, seg))  # an annotator's own discard in independent mode
         rows = edits.segment_rows(session, user, seg)
         comments = edits.comments(session, seg, viewer=user)
         assigned = access.assignees(session, seg)
@@ -159,7 +159,7 @@ def segment_page(segment: str, request: Request) -> Response:
         "segment.html",
         {
             "user": user,
-            "seg": seg,
+            "seg": seen,
             "rows": rows,
             "comments": comments,
             "assignees": assigned,
@@ -291,6 +291,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
                 "edited": current.edited,
                 "updatedBy": current.updated_by,
                 "segmentStatus": seg.status,
+                "clipStale": clip and times_changed(current.row, current.draft),
             },
         },
     )

@@ -23,9 +23,15 @@ from rescue_bench.review.models import (
 
 def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     """The segments ``user`` may see: ``{key, segment_id, scenario, rows, reviewed, edited, comments,
-    status, progress_status, mode, assignees}`` in import order. Counts are of the copy the user
-    edits (for admins the final copy: in an independent segment, the rows adjudicated)."""
-    copy_label = FINAL_LABEL
+    status, progress, mode, assignees, copies, ready_to_adjudicate}`` in import order.
+
+    Counts, status and comments are of the copy the user edits, so nothing of another annotator's
+    blind copy shows (their comments are not counted, their discard is not shown). For admins the
+    final copy is counted (in an independent segment: the rows adjudicated), and ``copies`` lists each
+    annotator copy's counts and status; a segment whose every copy is fully reviewed while rows await
+    adjudication is ``to_adjudicate`` (``ready_to_adjudicate``)."""
+    from rescue_bench.review.access import may_see_others
+
     seg_query = select(Segment).order_by(Segment.position)
     if not user.is_admin:
         seg_query = seg_query.join(Assignment, Assignment.segment_id == Segment.id).where(Assignment.user_id == user.id)
@@ -35,32 +41,70 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     ids = [s.id for s in segments]
     # the copy each segment is counted in: the user's assignment's copy, else the final copy
     assigned = dict(session.execute(select(Assignment.segment_id, Assignment.copy_id).where(Assignment.user_id == user.id)).all())
-    finals = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.label == copy_label)).all())
+    finals = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.label == FINAL_LABEL)).all())
     copy_ids = {sid: assigned.get(sid, finals.get(sid)) for sid in ids}
+    independent = [s.id for s in segments if s.review_mode == "independent"]
+    copies: dict[int, list[dict[str, Any]]] = {}
+    own_status: dict[int, tuple[str, str | None]] = {}
+    wanted = set(copy_ids.values())
+    if independent:
+        for cid, sid, kind, status, reason, owner in session.execute(
+            select(Copy.id, Copy.segment_id, Copy.kind, Copy.status, Copy.status_reason, User.username)
+            .outerjoin(User, User.id == Copy.owner_id)
+            .where(Copy.segment_id.in_(independent))
+            .order_by(User.username)
+        ):
+            if kind != "annotator":
+                continue
+            if copy_ids.get(sid) == cid:
+                own_status[sid] = (status, reason)
+            if user.is_admin:
+                copies.setdefault(sid, []).append({"id": cid, "user": owner, "status": status, "status_reason": reason})
+                wanted.add(cid)
     counts = {
-        cid: (reviewed or 0, edited or 0)
+        cid: (int(reviewed or 0), int(edited or 0))
         for cid, reviewed, edited in session.execute(
             select(
                 RowValue.copy_id,
                 func.sum(case((RowValue.reviewed, 1), else_=0)),
                 func.sum(case((RowValue.edited, 1), else_=0)),
             )
-            .where(RowValue.copy_id.in_(list(copy_ids.values())))
+            .where(RowValue.copy_id.in_(list(wanted)))
             .group_by(RowValue.copy_id)
         ).all()
     }
     n_comments = dict(session.execute(select(Comment.segment_id, func.count()).group_by(Comment.segment_id)).all())
+    blind = [s for s in segments if s.review_mode == "independent" and not user.is_admin and not may_see_others(session, user, s)]
+    if blind:
+        # what this annotator may read: their own comments and the admins' (see edits.comments)
+        for s in blind:
+            n_comments[s.id] = 0
+        n_comments.update(
+            session.execute(
+                select(Comment.segment_id, func.count())
+                .join(User, User.id == Comment.user_id)
+                .where(Comment.segment_id.in_([s.id for s in blind]), (Comment.user_id == user.id) | (User.role == "admin"))
+                .group_by(Comment.segment_id)
+            ).all()
+        )
     people: dict[int, list[str]] = {}
     for sid, name in session.execute(select(Assignment.segment_id, User.username).join(User, User.id == Assignment.user_id).order_by(User.username)):
         people.setdefault(sid, []).append(name)
     out = []
     for s in segments:
         reviewed, edited = counts.get(copy_ids[s.id], (0, 0))
-        if s.status == "discarded":
+        status, reason = (s.status, s.status_reason) if s.status == "discarded" else own_status.get(s.id, (s.status, s.status_reason))
+        mine = copies.get(s.id, [])
+        for c in mine:
+            c["reviewed"], c["edited"] = counts.get(c.pop("id"), (0, 0))
+        ready = bool(mine) and status == "open" and reviewed < s.row_count and all(c["reviewed"] >= s.row_count for c in mine)
+        if status == "discarded":
             progress = "discarded"
         elif reviewed >= s.row_count:
             progress = "done"
-        elif reviewed or edited:
+        elif ready:
+            progress = "to_adjudicate"
+        elif reviewed or edited or any(c["reviewed"] or c["edited"] for c in mine):
             progress = "in_progress"
         else:
             progress = "todo"
@@ -73,11 +117,13 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
                 "reviewed": int(reviewed),
                 "edited": int(edited),
                 "comments": int(n_comments.get(s.id, 0)),
-                "status": s.status,
+                "status": status,
                 "progress": progress,
-                "status_reason": s.status_reason,
+                "status_reason": reason,
                 "mode": s.review_mode,
                 "assignees": people.get(s.id, []) if user.is_admin else None,
+                "copies": mine if user.is_admin and s.review_mode == "independent" else None,
+                "ready_to_adjudicate": ready,
             }
         )
     return out

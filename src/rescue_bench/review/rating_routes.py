@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import ratings
-from rescue_bench.review.api import require_admin
+from rescue_bench.review.api import RowIndex, require_admin
 from rescue_bench.review.context import state
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.pages import render
@@ -84,7 +84,7 @@ def create_set(body: QuestionnaireIn, request: Request) -> dict[str, Any]:
 
 
 @api.get("/ratings/{set_key}/items/{position}")
-def get_item(set_key: str, position: int, request: Request) -> dict[str, Any]:
+def get_item(set_key: str, position: RowIndex, request: Request) -> dict[str, Any]:
     """One item: the rubric, the reference annotation, the model's answer and your score."""
     with state(request).db.read() as session:
         user = state(request).auth(session, request)
@@ -93,7 +93,7 @@ def get_item(set_key: str, position: int, request: Request) -> dict[str, Any]:
 
 
 @api.put("/ratings/{set_key}/items/{position}")
-def rate(set_key: str, position: int, body: RateIn, request: Request) -> dict[str, Any]:
+def rate(set_key: str, position: RowIndex, body: RateIn, request: Request) -> dict[str, Any]:
     """Give (or change) your 1-5 score of one item."""
     with state(request).db.write() as session:
         user = state(request).auth(session, request)
@@ -139,7 +139,7 @@ def first_open_item(set_key: str, request: Request) -> Response:
 
 
 @pages.get("/ratings/{set_key}/{position}")
-def rating_page(set_key: str, position: int, request: Request) -> Response:
+def rating_page(set_key: str, position: RowIndex, request: Request) -> Response:
     st = state(request)
     with st.db.read() as session:
         user = st.auth(session, request)

@@ -15,9 +15,8 @@ from an explicit list of keys. Raters do not see each other's scores either.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
+import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -40,9 +39,10 @@ ITEM_KEYS: tuple[str, ...] = (
 """Everything a rater's item payload may hold (a test checks the API answers exactly these)."""
 
 
-def set_key(name: str) -> str:
-    """Opaque, URL-safe id of a rating set (16 characters of base64url(sha256)): reveals nothing."""
-    return base64.urlsafe_b64encode(hashlib.sha256(f"ratings\x1f{name}".encode()).digest()[:12]).decode("ascii")
+def set_key() -> str:
+    """A new opaque, URL-safe id of a rating set: 16 random characters (96 bits). Random, not derived
+    from the name: a rater could otherwise hash guessed names (often a model's) and compare."""
+    return secrets.token_urlsafe(12)
 
 
 def title(rating_set: RatingSet) -> str:
@@ -81,7 +81,7 @@ def import_ratings(
     if not items:
         raise Invalid("the sample has no items", "items")
     now = now or utcnow()
-    rating_set = RatingSet(key=set_key(name), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now)
+    rating_set = RatingSet(key=set_key(), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now)
     session.add(rating_set)
     session.flush()
     session.add_all(

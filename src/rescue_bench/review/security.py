@@ -11,11 +11,17 @@
   nor the page holding the token).
 - Throttling: failures are counted per user name and per client address in ``login_throttle``; past a
   free allowance each failure locks the key for a doubling delay (1 s, 2 s, 4 s ... capped), during
-  which login is refused without checking the password.
+  which login is refused without checking the password. An attempt locks its rows (``SELECT ... FOR
+  UPDATE``), checks the lock and counts itself as a failure *before* the password is verified, in a
+  short transaction of its own; a right password then takes its count back. So parallel guesses
+  queue on the row one by one and see each other's counts: none is checked during a lock, whatever
+  the number of workers (a plain read let 12 parallel guesses through on PostgreSQL).
+- After login, the browser goes to a ``next`` path only if it is local (:func:`safe_next`).
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -156,20 +162,13 @@ class ThrottlePolicy:
 
 
 def throttle_keys(username: str, client_ip: str | None) -> list[str]:
-    keys = [f"user:{username.strip().lower()[:150]}"]
+    """``user:<name in lower case>`` and ``ip:<address>`` (control characters replaced: a NUL byte
+    cannot be stored by PostgreSQL)."""
+    name = re.sub(r"[\x00-\x1f\x7f]", "?", username.strip().lower()[:150])
+    keys = [f"user:{name}"]
     if client_ip:
-        keys.append(f"ip:{client_ip[:150]}")
+        keys.append(f"ip:{re.sub(r'[^0-9A-Za-z:.%_-]', '?', client_ip[:150])}")
     return keys
-
-
-def throttle_wait(session: Session, keys: list[str], now: datetime) -> float:
-    """Seconds until a login may be tried for these keys (0 when allowed)."""
-    rows = session.scalars(select(LoginThrottle).where(LoginThrottle.key.in_(keys))).all()
-    wait = 0.0
-    for row in rows:
-        if row.locked_until is not None and row.locked_until > now:
-            wait = max(wait, (row.locked_until - now).total_seconds())
-    return wait
 
 
 def _upsert(session: Session, key: str, now: datetime) -> LoginThrottle:
@@ -190,18 +189,67 @@ def _upsert(session: Session, key: str, now: datetime) -> LoginThrottle:
     return row
 
 
+def _free(policy: ThrottlePolicy, key: str) -> int:
+    return policy.user_free_failures if key.startswith("user:") else policy.ip_free_failures
+
+
+def _count_failure(row: LoginThrottle, now: datetime, policy: ThrottlePolicy) -> None:
+    if row.failures and (now - row.last_failure_at).total_seconds() > policy.forget_after:
+        row.failures = 0
+    row.failures += 1
+    row.last_failure_at = now
+    over = row.failures - _free(policy, row.key)
+    if over > 0:
+        delay = min(policy.max_delay, policy.base_delay * 2 ** (over - 1))
+        row.locked_until = now + timedelta(seconds=delay)
+
+
 def record_failure(session: Session, keys: list[str], now: datetime, policy: ThrottlePolicy) -> None:
-    for key in keys:
-        row = _upsert(session, key, now)
-        if row.failures and (now - row.last_failure_at).total_seconds() > policy.forget_after:
-            row.failures = 0
-        row.failures += 1
-        row.last_failure_at = now
-        free = policy.user_free_failures if key.startswith("user:") else policy.ip_free_failures
-        over = row.failures - free
-        if over > 0:
-            delay = min(policy.max_delay, policy.base_delay * 2 ** (over - 1))
-            row.locked_until = now + timedelta(seconds=delay)
+    for key in sorted(keys):
+        _count_failure(_upsert(session, key, now), now, policy)
+
+
+def reserve_attempt(session: Session, keys: list[str], now: datetime, policy: ThrottlePolicy) -> float:
+    """Start a login attempt: seconds to wait if a key is locked (nothing counted), else 0 and the
+    attempt is counted as a failure in advance (:func:`take_back_attempt` undoes it on success).
+
+    The rows are locked in a fixed order (no deadlock between two attempts) until the caller's
+    transaction ends, so concurrent attempts on the same name or address run this one at a time.
+    """
+    rows = [_upsert(session, key, now) for key in sorted(keys)]
+    wait = max(((r.locked_until - now).total_seconds() for r in rows if r.locked_until is not None and r.locked_until > now), default=0.0)
+    if wait > 0:
+        return wait
+    for row in rows:
+        _count_failure(row, now, policy)
+    session.flush()
+    return 0.0
+
+
+def take_back_attempt(session: Session, username: str, client_ip: str | None, policy: ThrottlePolicy) -> None:
+    """A right password: the user name starts again from zero; the address gets back the one
+    failure this attempt counted in advance (one known password must not reset a spraying address)."""
+    record_success(session, username)
+    if not client_ip:
+        return
+    key = throttle_keys(username, client_ip)[1]
+    row = session.scalars(select(LoginThrottle).where(LoginThrottle.key == key).with_for_update()).first()
+    if row is not None:
+        row.failures = max(0, row.failures - 1)
+        if row.failures <= _free(policy, key):
+            row.locked_until = None
+        session.flush()
+
+
+_SAFE_NEXT = re.compile(r"/(?![/\\])[^\\\x00-\x20\x7f]*")
+"""A local path: one leading slash, then no slash or backslash, and nowhere a backslash, a space or a
+control character (browsers drop tabs and newlines and read ``\\`` as ``/``, so ``/%09/host`` and
+``/%5Chost`` would leave the site)."""
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after login: ``target`` when it is a path on this site, else ``/``."""
+    return target if target and _SAFE_NEXT.fullmatch(target) else "/"
 
 
 def record_success(session: Session, username: str) -> None:

@@ -18,7 +18,9 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Clip
+from rescue_bench.data.validate import clip_findings
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import (
     FINAL_LABEL,
@@ -43,6 +45,17 @@ def segment_key(sample_id: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(sample_id.encode("utf-8")).digest()[:12]).decode("ascii")
 
 
+def import_problems(clips: Sequence[Clip], *, file_name: str = "<import>", strict: bool = True) -> list[Problem]:
+    """The errors of ``clips`` under the data layer's rules (``strict``: those of ``rescue data
+    validate --strict``), in order; warnings are left out."""
+    return [p for clip in clips for p in clip_findings(clip, file_name, strict=strict) if p.severity == "error"]
+
+
+def strict_problems(clips: Sequence[Clip], *, file_name: str = "<export>") -> list[Problem]:
+    """What ``rescue data validate --strict`` would refuse in ``clips`` (export checks its own output)."""
+    return import_problems(clips, file_name=file_name, strict=True)
+
+
 @dataclass(frozen=True)
 class ImportSummary:
     file: str
@@ -59,13 +72,22 @@ def import_clips(
     file_name: str,
     sha256: str,
     skip_existing: bool = False,
+    strict: bool = True,
     now: datetime | None = None,
 ) -> ImportSummary:
     """Add ``clips`` as segments (drafts) with their final copies; nothing is written on an error.
 
+    The clips must pass the data layer's rules (:func:`import_problems`): strict by default, since
+    every save is held to them and export must pass ``rescue data validate --strict``; with
+    ``strict=False`` the published release's quirks (e.g. evidence row 0) are let in.
+
     A sample id already in the database is an error naming it, unless ``skip_existing``: then that
     clip is left out and its existing review work is untouched.
     """
+    errors = import_problems(clips, file_name=file_name, strict=strict)
+    if errors:
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise Invalid(f"{errors[0]}{more}", errors[0].field)
     now = now or utcnow()
     ids = [clip.sample_id for clip in clips]
     existing: set[str] = set()
@@ -112,6 +134,8 @@ def export_value(
     draft_json: str,
     final: tuple[str | None, bool],
     annotators: Sequence[tuple[str | None, bool]] = (),
+    *,
+    include_saved: bool = False,
 ) -> str:
     """Which value of a row export writes: the one place the precedence lives.
 
@@ -119,18 +143,60 @@ def export_value(
        the assignees (shared mode).
     2. Else, when the segment has exactly one annotator copy (``annotators``: independent mode with
        a single annotator), that annotator's value where they reviewed it.
-    3. Else the draft.
+    3. With ``include_saved``: a value saved but not marked reviewed, of the final copy, else of the
+       single annotator copy.
+    4. Else the draft.
 
     Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the draft.
     """
+    return _export_choice(draft_json, final, annotators, include_saved=include_saved)[0]
+
+
+def _export_choice(
+    draft_json: str, final: tuple[str | None, bool], annotators: Sequence[tuple[str | None, bool]], *, include_saved: bool
+) -> tuple[str, str]:
+    """:func:`export_value` and what the row counts as: ``reviewed``, ``saved`` (an edit saved but not
+    reviewed; written only with ``include_saved``) or ``untouched``."""
     value, reviewed = final
     if reviewed:
-        return value if value is not None else draft_json
-    if len(annotators) == 1:
-        value, reviewed = annotators[0]
-        if reviewed:
-            return value if value is not None else draft_json
-    return draft_json
+        return (value if value is not None else draft_json), "reviewed"
+    single = annotators[0] if len(annotators) == 1 else None
+    if single is not None and single[1]:
+        return (single[0] if single[0] is not None else draft_json), "reviewed"
+    for saved in (value, single[0] if single is not None else None):
+        if saved is not None and saved != draft_json:
+            return (saved if include_saved else draft_json), "saved"
+    return draft_json, "untouched"
+
+
+@dataclass
+class ExportCounts:
+    """What an export wrote, for its summary line."""
+
+    clips: int = 0
+    reviewed: int = 0
+    """Rows written from a reviewed (or adjudicated) copy."""
+    saved: int = 0
+    """Rows with an edit saved but not marked reviewed (written as the draft unless ``include_saved``)."""
+    untouched: int = 0
+    discarded: int = 0
+    """Discarded segments (left out unless ``include_discarded``)."""
+    include_saved: bool = False
+
+    def summary(self) -> str:
+        saved = "written with their edits" if self.include_saved else "written as the draft; --include-saved writes their edits"
+        return (
+            f"{self.clips} clip(s): {self.reviewed} row(s) reviewed, {self.saved} saved but not reviewed ({saved}), "
+            f"{self.untouched} untouched; {self.discarded} discarded segment(s)"
+        )
+
+
+def audit_export(session: Session, *, user_id: int | None, clips: int, include_discarded: bool, include_saved: bool, annotator: str | None) -> None:
+    """An ``export`` entry in the audit log: who took the annotations out, when, and which."""
+    note = f"{clips} clip(s)" + (", discarded included" if include_discarded else "") + (", saved edits included" if include_saved else "")
+    if annotator:
+        note += f", annotator {annotator}"
+    session.add(AuditEntry(at=utcnow(), user_id=user_id, action="export", note=note))
 
 
 def _copy_plan(session: Session, segments: Sequence[Segment], annotator: User | None) -> tuple[dict[int, int], dict[int, list[int]]]:
@@ -164,13 +230,24 @@ def _copy_plan(session: Session, segments: Sequence[Segment], annotator: User | 
     return main, {}
 
 
-def export_clips(session: Session, *, include_discarded: bool = False, annotator: User | None = None) -> Iterator[Clip]:
+def export_clips(
+    session: Session,
+    *,
+    include_discarded: bool = False,
+    annotator: User | None = None,
+    include_saved: bool = False,
+    counts: ExportCounts | None = None,
+) -> Iterator[Clip]:
     """The reviewed release as clips, in import order (discarded segments left out unless asked).
 
     Each row's value follows :func:`export_value`. ``annotator``: one annotator's version instead
     (their own copy, or the shared copy of a segment assigned to them in shared mode; human value
-    where they reviewed, draft otherwise); segments they have no copy of are left out.
+    where they reviewed, draft otherwise); segments they have no copy of are left out. ``counts``
+    is filled in as the clips are produced.
     """
+    counts = counts if counts is not None else ExportCounts()
+    counts.include_saved = include_saved
+    counts.discarded = int(session.scalar(select(func.count(Segment.id)).where(Segment.status == "discarded")) or 0)
     query = select(Segment).order_by(Segment.position)
     if not include_discarded:
         query = query.where(Segment.status != "discarded")
@@ -198,15 +275,26 @@ def export_clips(session: Session, *, include_discarded: bool = False, annotator
         by_segment: dict[int, list[dict]] = {}
         for segment_id, position, draft_json, value_json, reviewed in rows:
             annotators = [theirs[(segment_id, position)]] if (segment_id, position) in theirs else []
-            by_segment.setdefault(segment_id, []).append(json.loads(export_value(draft_json, (value_json, reviewed), annotators)))
+            value, kind = _export_choice(draft_json, (value_json, reviewed), annotators, include_saved=include_saved)
+            setattr(counts, kind, getattr(counts, kind) + 1)
+            by_segment.setdefault(segment_id, []).append(json.loads(value))
         for segment in chunk:
             if segment.id in main:
+                counts.clips += 1
                 yield Clip.model_validate({**segment.header, "rows": by_segment.get(segment.id, [])})
 
 
-def export_lines(session: Session, *, include_discarded: bool = False, annotator: User | None = None) -> Iterator[str]:
+def export_lines(
+    session: Session,
+    *,
+    include_discarded: bool = False,
+    annotator: User | None = None,
+    include_saved: bool = False,
+    counts: ExportCounts | None = None,
+) -> Iterator[str]:
     """Release-format JSON lines (with their newline) of :func:`export_clips`."""
     from rescue_bench.data.load import iter_jsonl_lines
 
-    for line in iter_jsonl_lines(export_clips(session, include_discarded=include_discarded, annotator=annotator)):
+    clips = export_clips(session, include_discarded=include_discarded, annotator=annotator, include_saved=include_saved, counts=counts)
+    for line in iter_jsonl_lines(clips):
         yield line + "\n"

@@ -5,8 +5,8 @@
 - ``practice_episodes``: one person's attempt: the actions so far, their count (the conditional
   update's version), and the finished record (see rescue_bench.review.practice).
 
-Revision ID: 0003p
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-01
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0003p'
-down_revision = '0002'
+revision = '0004'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 
