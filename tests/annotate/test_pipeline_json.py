@@ -100,3 +100,28 @@ def test_drafts_through_review_import_and_export_pass_strict_validation(isolated
         assert "0 errors, 0 warnings" in checked.output, checked.output
     assert [json.loads(line)["rows"] for line in exported.read_text(encoding="utf-8").splitlines()] == \
         [json.loads(line)["rows"] for line in drafts.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_model_answering_nan_gets_a_draft_problem_and_the_drafts_file_stays_json(isolated_env, assets, constant):
+    """Python's json (and so the answer parser) reads NaN from a model's reply; the value it names in a
+    draft problem must still be written as JSON, and the file must pass validation but for its problems."""
+    valid = DraftResponder("valid")
+
+    def answers_nan(messages):
+        status, text = valid(messages)
+        return status, text.replace('"intensity": 6', f'"intensity": {constant}')
+
+    with FakeOpenAI(answers_nan) as server:
+        result = runner.invoke(app, ["annotate", "draft", str(assets), "--model", "openai-video/fake/m", "--display", "none"],
+                               env={"FAKE_BASE_URL": server.base_url})
+    assert result.exit_code == 0, result.output + result.stderr
+    drafts = assets / "drafts.jsonl"
+    text = drafts.read_text(encoding="utf-8")
+    for line in text.splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} written to the drafts file"))
+    problems = [p for line in text.splitlines() for r in json.loads(line)["rows"] for p in r.get("draft_problems", [])]
+    assert problems and all(p["field"].endswith("intensity") and p["value"] == constant for p in problems), problems
+    checked = runner.invoke(app, ["data", "validate", "--strict", str(drafts)])
+    errors = [line for line in (checked.output + (checked.stderr or "")).splitlines() if line.startswith("error")]
+    assert errors and all("field draft_problems" in line for line in errors), errors
