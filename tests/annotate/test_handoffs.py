@@ -228,6 +228,9 @@ def test_every_file_the_pipeline_writes_goes_through_the_one_atomic_helper(isola
     assert runner.invoke(app, ["annotate", "clips", str(assets)]).exit_code == 0
     seg = "assets/couple/s01_seg01"
     assert any(w.endswith("couple/s01_seg01/manifest.json") for w in written)  # staged, then the folder renamed
+    # the copied video too: fsynced before its folder is renamed into place, so a crash cannot leave a
+    # segment whose manifest is whole beside a video cut short
+    assert any(w.startswith("assets/.staging-") and w.endswith("couple/s01_seg01/video.mp4") for w in written), written
     for name in ("assets/drafts.jsonl", f"{seg}/rows/1.mp4", f"{seg}/rows/1.jpg", f"{seg}/rows/clips.json"):
         assert name in written, name
     assert any(w.startswith(f"{seg}/draft-media/frame-") for w in written)

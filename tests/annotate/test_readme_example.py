@@ -56,6 +56,10 @@ def test_the_readme_example_runs(tmp_path):
             assert result.returncode == 0, f"{line}\n{result.stdout}\n{result.stderr}"
             if args[:3] == ["rescue", "data", "validate"]:
                 assert re.search(r"OK: 1 input\(s\), 2 clips, \d+ rows, 0 errors", result.stdout), result.stdout
+                # what our own tools write passes the strict rules too (the scripted drafts leave no problems)
+                strict = subprocess.run([*args[:3], "--strict", *args[3:]], cwd=tmp_path, env=env, capture_output=True,
+                                        text=True, timeout=300)
+                assert strict.returncode == 0 and "0 errors, 0 warnings" in strict.stdout, strict.stdout + strict.stderr
     finally:
         if server is not None:
             server.terminate()

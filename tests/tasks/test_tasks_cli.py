@@ -257,3 +257,34 @@ def test_mounted_under_rescue(tmp_path, data_file):
     result = runner.invoke(rescue, ["tasks", "build", "--data", str(data_file), "--tasks", "er", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     assert read(tmp_path / "o" / "er.jsonl")
+
+
+# A write that fails half-way (a full disk, a quota) must leave the earlier files as they were. The
+# failure is real: the child process may not grow any file beyond a size limit (RLIMIT_FSIZE), so a
+# write past it fails with EFBIG exactly where a full disk would fail with ENOSPC.
+_LIMITED = (
+    "import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1]))); "
+    "from rescue_bench.cli import app; sys.argv = ['rescue', *sys.argv[2:]]; app()"
+)
+
+
+@pytest.mark.parametrize("command", ["build", "export"])
+def test_a_write_that_fails_half_way_keeps_the_earlier_files_byte_for_byte(tmp_path, data_file, command):
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    assert runner.invoke(app, [command, "--data", str(data_file), "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    limit = max(len(b) for b in before.values()) + 1
+    # the bundled demo (the default input) gives far larger files than the two-clip data file
+    result = subprocess.run(
+        [sys.executable, "-c", _LIMITED, str(limit), "tasks", command, "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot write ") and "itp.jsonl" in errors[0], errors
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no file cut short, no temporary left

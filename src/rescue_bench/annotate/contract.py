@@ -36,6 +36,7 @@ invalid is dropped field by field (or item by item) and kept on the row as ``dra
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,8 +93,20 @@ class DraftProblem:
         """The problem as kept on a row's ``draft_problems``."""
         out: dict[str, Any] = {"field": self.field, "problem": self.message}
         if self.value is not None:
-            out["value"] = self.value
+            out["value"] = _json_value(self.value)
         return out
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON can hold it: a model's ``NaN`` / ``Infinity`` (Python's json reads them from
+    the reply) is kept as its text, so the reviewer sees what was answered instead of ``null``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value
 
 
 @dataclass

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rescue_bench.annotate.manifest import MANIFEST, Manifest, ManifestCue, file_sha256
-from rescue_bench.annotate.media import VIDEO_SUFFIXES, MediaError, probe
+from rescue_bench.annotate.media import VIDEO_SUFFIXES, MediaError, atomic_path, probe
 from rescue_bench.annotate.subtitles import (
     OVERLAP_TOLERANCE,
     SUBTITLE_SUFFIXES,
@@ -275,7 +275,9 @@ def _place_video(src: Path, dest: Path, link: bool) -> None:
     """A copy (keeping the time stamp), or with ``link`` a hard link where the file system allows.
 
     Copying is the default: a hard-linked asset changes with its source when the source is rewritten
-    in place, behind the back of the clips and reviews made from it.
+    in place, behind the back of the clips and reviews made from it. The copy goes through
+    :func:`rescue_bench.fileio.atomic_path` (fsynced before the staged folder is renamed into place),
+    so a crash cannot leave a whole manifest beside a video cut short.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     if link:
@@ -284,7 +286,8 @@ def _place_video(src: Path, dest: Path, link: bool) -> None:
             return
         except OSError:
             pass
-    shutil.copy2(src, dest)
+    with atomic_path(dest) as tmp:
+        shutil.copy2(src, tmp)
 
 
 def _video_in_place(final: Path, manifest: Manifest, video_src: Path | None, assets: Path) -> bool:

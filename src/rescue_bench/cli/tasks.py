@@ -16,9 +16,9 @@ The group is a real command group (it has a callback), so further commands can j
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -128,9 +128,7 @@ def build(
     console = Console()
     for task, items in instances.items():
         path = out / f"{task}.jsonl"
-        with path.open("w", encoding="utf-8") as handle:
-            for inst in items:
-                handle.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        _write_jsonl(path, (inst.model_dump(mode="json") for inst in items))
         console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True, markup=False)
 
     rows = instance_counts(instances)
@@ -185,17 +183,23 @@ def export(
     for task, items in instances.items():
         examples = chat_examples(items, folds=folds)
         path = out / f"{task}.jsonl"
-        try:
-            with path.open("w", encoding="utf-8") as handle:
-                for example in examples:
-                    handle.write(json.dumps(example, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
+        _write_jsonl(path, examples)
         per_fold = [sum(1 for e in examples if e["fold"] == k) for k in range(folds)]
         typer.echo(
             f"wrote {len(examples)} {task.upper()} chat examples to {path} "
             f"(per fold: {' '.join(map(str, per_fold))})"
         )
+
+
+def _write_jsonl(path: Path, records: Iterable[Any]) -> None:
+    """One JSON object per line, whole or not at all: a write that fails half-way (a full disk)
+    leaves the file from an earlier run as it was, and is one line, exit 2."""
+    from rescue_bench.fileio import atomic_write_jsonl
+
+    try:
+        atomic_write_jsonl(path, records)
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _load_and_build(
