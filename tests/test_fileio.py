@@ -60,3 +60,34 @@ def test_atomic_path_for_writers_that_need_a_path(tmp_path):
         tmp.write_bytes(b"video")
         assert not dest.exists()
     assert dest.read_bytes() == b"video"
+
+
+def test_a_new_file_gets_the_umask_mode_not_mkstemps_private_0600(tmp_path):
+    """``tempfile.mkstemp`` creates 0600 files; renamed into place, every manifest, draft and export
+    was unreadable to the other accounts of a lab (a review server running as another user)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        fileio.atomic_write(tmp_path / "drafts.jsonl", "{}\n")
+        with fileio.atomic_path(tmp_path / "clip.mp4", suffix=".mp4") as tmp:
+            tmp.write_bytes(b"video")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "drafts.jsonl").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "clip.mp4").stat().st_mode) == 0o644
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    import os
+    import stat
+
+    dest = tmp_path / "secret.json"
+    dest.write_text("{}")
+    os.chmod(dest, 0o600)
+    fileio.atomic_write_json(dest, {"k": 1})
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o600
+    os.chmod(dest, 0o664)
+    fileio.atomic_write_json(dest, {"k": 2})
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o664

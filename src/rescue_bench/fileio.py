@@ -20,6 +20,7 @@ import contextlib
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -40,6 +41,29 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux tells it (``/proc``); elsewhere set
+    and restored at once (``os.umask`` has no read-only form)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(dest: Path) -> int:
+    """The mode a rewritten ``dest`` keeps, or what ``open()`` would give a new file (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(dest.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(dest: str | os.PathLike[str], *, suffix: str | None = None) -> Iterator[Path]:
     """A temporary path beside ``dest``; when the block ends without an exception the file written
@@ -51,6 +75,9 @@ def atomic_path(dest: str | os.PathLike[str], *, suffix: str | None = None) -> I
     os.close(fd)
     tmp = Path(name)
     try:
+        # mkstemp makes the file 0600; the result should look like any file the user writes (or
+        # keep the mode of the file it replaces), not be hidden from the lab's other accounts
+        os.chmod(tmp, _mode_for(dest))
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
