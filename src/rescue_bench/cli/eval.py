@@ -20,7 +20,9 @@ from rescue_bench.cli._common import (
     LogSamplesOption,
     MaxConnectionsOption,
     MaxRetriesOption,
+    MaxTokensOption,
     NoCacheOption,
+    OverwriteOption,
     RepairOption,
     SeedOption,
     TasksOption,
@@ -99,6 +101,7 @@ def eval_command(
     max_retries: MaxRetriesOption = None,
     timeout: TimeoutOption = None,
     temperature: TemperatureOption = 0.0,
+    max_tokens: MaxTokensOption = None,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
     bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 for ER/VP."),
     bertscore_model: BertscoreModelOption = None,
@@ -107,6 +110,7 @@ def eval_command(
     seed: SeedOption = 0,
     display: DisplayOption = "full",
     log_samples: LogSamplesOption = True,
+    overwrite: OverwriteOption = False,
     workers: str = typer.Option("auto", "--workers", help="Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
@@ -139,6 +143,7 @@ def eval_command(
         max_retries=max_retries,
         timeout=timeout,
         temperature=temperature,
+        max_tokens=max_tokens,
         repair_mojibake=repair_mojibake,
         bertscore=bertscore,
         bertscore_model=bertscore_model,
@@ -150,7 +155,7 @@ def eval_command(
         assets=str(assets) if assets else None,
     )
     try:
-        summary = run_eval(settings, display=display)
+        summary = run_eval(settings, display=display, overwrite=overwrite)
     except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")

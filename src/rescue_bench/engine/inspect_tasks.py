@@ -73,12 +73,28 @@ def primary_value(record: dict[str, Any]) -> float:
     return float(record["judge_score"] or 0.0)
 
 
+def judge_failure(record: dict[str, Any], exc: BaseException, authors: bool = False) -> dict[str, Any]:
+    """``record`` (a valid answer) whose judge call failed: no judge score, ``judge_failed`` and the error.
+
+    Distinct from an answer the judge could not score (``judge_flagged``) and from an invalid answer
+    (the floor score): the model answered, nobody judged it; the run is failed and resumable.
+    """
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+    out = dict(record, judge_score=None, judge_flagged=None, judge_failed=True, judge_error=message)
+    if out["task"] == "er":
+        out["score"] = None
+    if authors:  # the authors' VP rubric: no 0-6 score either
+        out.update(judge_authors=None, judge_authors_parts=None)
+    return out
+
+
 @scorer(metrics=[mean()])
 def rescue_scorer(
     pool: BaselinePool,
     vp_rubric: Rubric = "default",
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    seed: int | None = None,
 ):
     """Parse the answer per SPEC section 5; have the ``grader`` (when bound) judge valid ER/VP answers.
 
@@ -94,14 +110,17 @@ def rescue_scorer(
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
         judge = grader() if record["task"] in JUDGED_TASKS else None
-        if judge is not None and record["task"] == "vp" and vp_rubric == "authors":
-            parts, flagged = (None, False)
-            if record["valid"]:
-                parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, channel)
-            record = with_authors_judge(record, parts, flagged)
-        elif judge is not None and record["valid"]:
-            value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel)
-            record = with_judge(record, value, flagged)
+        try:
+            if judge is not None and record["task"] == "vp" and vp_rubric == "authors":
+                parts, flagged = (None, False)
+                if record["valid"]:
+                    parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, channel, seed)
+                record = with_authors_judge(record, parts, flagged)
+            elif judge is not None and record["valid"]:
+                value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel, seed)
+                record = with_judge(record, value, flagged)
+        except Exception as exc:  # noqa: BLE001 - the judge's call failed after its retries: not the model's fault
+            record = judge_failure(record, exc, authors=record["task"] == "vp" and vp_rubric == "authors")
         if channel is not None:
             channel.keep(record)
         return Score(value=primary_value(record), answer=raw, explanation=record["error"], metadata={"record": record})
@@ -123,7 +142,10 @@ def answer(cache: bool = True, pool: BaselinePool | None = None, channel: RunCha
             with open_pool(pool):
                 return await gen(state, generate_fn)
         async with call_slot(channel):
-            return await gen(state, generate_fn)
+            state = await gen(state, generate_fn)
+        if channel is not None:
+            channel.note_request("model")
+        return state
 
     return solve
 
@@ -137,6 +159,8 @@ def rescue_task(
     context: int | None = None,
     cache: bool = True,
     temperature: float | None = 0.0,
+    seed: int | None = None,
+    max_tokens: int | None = None,
     vp_rubric: Rubric = "default",
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
@@ -145,7 +169,8 @@ def rescue_task(
 ) -> Task:
     """An inspect task for ``task_name``: samples of ``evaluate`` (default: all of ``instances``).
 
-    ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip); a
+    ``temperature``, ``seed`` and ``max_tokens`` are sent with every call of the model under
+    evaluation (``None``: not sent). ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip); a
     ``feed`` makes its samples with the function it was given.
 
     ``instances`` is the task's whole instance set, the pool the offline baselines cross-validate
@@ -158,8 +183,8 @@ def rescue_task(
     return Task(
         dataset=feed if feed is not None else MemoryDataset([(sample or instance_sample)(i) for i in chosen], name=f"rescue_{task_name}"),
         solver=answer(cache=cache, pool=pool, channel=channel),
-        scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel),
-        config=GenerateConfig(temperature=temperature),
+        scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel, seed=seed),
+        config=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens),
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "vp_rubric": vp_rubric},
     )
