@@ -14,6 +14,10 @@ from functools import lru_cache
 from pathlib import Path
 
 
+DECIMALS = 6
+"""BERTScore values are stored rounded to this many decimals (their float32 noise is ~1e-7)."""
+
+
 class BertScoreUnavailable(RuntimeError):
     """bert-score (or torch, or the default backbone) is not installed."""
 
@@ -54,7 +58,8 @@ def bertscore_f1(
 ) -> list[float]:
     """BERTScore F1 of each prediction against its reference (same length lists).
 
-    Values are capped at 1.0: float32 rounding in the model's cosine sums can put an exact match a
+    The value of a pair does not depend on the other pairs nor on their order (each distinct pair
+    is scored on its own, rounded to :data:`DECIMALS`). Values are capped at 1.0: float32 rounding in the model's cosine sums can put an exact match a
     hair above 1 (``1.0000001``), which is not a valid F1.
     """
     if len(predictions) != len(references):
@@ -63,5 +68,13 @@ def bertscore_f1(
         return []
     backbone = backbone or default_backbone()
     scorer = _scorer(backbone, layers if layers is not None else _layers(backbone))
-    _, _, f1 = scorer.score(list(predictions), list(references), batch_size=64)
-    return [min(1.0, float(x)) for x in f1.tolist()]
+    # each distinct pair scored alone, one at a time: the model's float32 sums depend on the padding
+    # of the batch a text shares (up to 6e-8 measured), and batches depend on which records a run
+    # holds and in which order (workers hand them back in any order). Rounded to DECIMALS so the
+    # few ulps that remain between machines do not reach the records.
+    unique = sorted(set(zip(predictions, references)))
+    values: dict[tuple[str, str], float] = {}
+    for pred, ref in unique:
+        _, _, f1 = scorer.score([pred], [ref], batch_size=1)
+        values[(pred, ref)] = round(min(1.0, float(f1[0])), DECIMALS)
+    return [values[pair] for pair in zip(predictions, references)]

@@ -39,6 +39,12 @@ from rescue_bench.labels import JUDGED_TASKS
 
 console = Console()
 
+DEMO_NOTE = (
+    "note: this ran on the bundled synthetic demo (written for this project, not the benchmark's clips); "
+    "its numbers say nothing about a model. Next: rescue eval --model <provider/model> --judge <provider/judge> --data <release.jsonl>"
+)
+"""Printed after a run on the bundled demo (no ``--data``)."""
+
 
 def default_out(model: str) -> str:
     """``rescue_runs/<model>`` with path-unsafe characters replaced."""
@@ -180,3 +186,5 @@ def eval_command(
     if choice:
         console.print(f"Workers: {run['workers']} ({choice['reason']})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
+    if not data:
+        console.print(DEMO_NOTE, highlight=False, markup=False)

@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, Value, mean, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
@@ -86,6 +86,64 @@ def judge_failure(record: dict[str, Any], exc: BaseException, authors: bool = Fa
     if authors:  # the authors' VP rubric: no 0-6 score either
         out.update(judge_authors=None, judge_authors_parts=None)
     return out
+
+
+PANEL_METRIC: dict[str, str] = {"itp": "f1", "rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1", "er": "judge", "vp": "judge"}
+"""The paper's headline of each task, as ``summary.json`` names it: what inspect_ai's panels and
+``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
+NOT_JUDGED = "not_judged"
+"""A judge-score panel's count of records without a judge score (no ``--judge``, a failed judge
+call); the mean is then left out, not shown as 0."""
+
+
+def _panel(task: str, name: str) -> Metric:
+    """The metric ``name`` of ``task`` over the records the scorer made, computed as ``summary.json`` does."""
+    from rescue_bench.scoring import task_metrics
+
+    def compute(scores: list[SampleScore]) -> Value:
+        records = [s.score.metadata["record"] for s in scores if s.score.metadata and "record" in s.score.metadata]
+        value = task_metrics(task, records).get(name) if records else None
+        # inspect_ai leaves out an entry whose value is None: a mean nobody judged is not shown as 0
+        shown: dict[str, Any] = {name: None if value is None else float(value)}
+        if name == "judge":
+            unjudged = sum(1 for r in records if r.get("judge_score") is None)
+            if unjudged:
+                shown[NOT_JUDGED] = float(unjudged)
+        return shown
+
+    return compute
+
+
+@metric(name="f1")
+def f1_panel(task: str = "itp") -> Metric:
+    """ITP's F1 (the positive label ``yes``), as in ``summary.json``."""
+    return _panel(task, "f1")
+
+
+@metric(name="accuracy")
+def accuracy_panel(task: str = "rpp") -> Metric:
+    """RPP's accuracy, as in ``summary.json``."""
+    return _panel(task, "accuracy")
+
+
+@metric(name="recall_at_1")
+def recall_at_1_panel(task: str = "stp") -> Metric:
+    """STP/SSP's Recall@1, as in ``summary.json``."""
+    return _panel(task, "recall_at_1")
+
+
+@metric(name="judge")
+def judge_panel(task: str = "er") -> Metric:
+    """ER/VP's mean judge score (1-5), with :data:`NOT_JUDGED` when some record has none."""
+    return _panel(task, "judge")
+
+
+PANELS = {"f1": f1_panel, "accuracy": accuracy_panel, "recall_at_1": recall_at_1_panel, "judge": judge_panel}
+
+
+def panel_metrics(task: str) -> list[Metric | dict[str, list[Metric]]]:
+    """The metrics inspect_ai shows for ``task``'s samples (:data:`PANEL_METRIC`)."""
+    return [PANELS[PANEL_METRIC[task]](task=task)]
 
 
 @scorer(metrics=[mean()])
@@ -185,6 +243,7 @@ def rescue_task(
         solver=answer(cache=cache, pool=pool, channel=channel),
         scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel, seed=seed),
         config=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens),
+        metrics=panel_metrics(task_name),  # the paper's headline in inspect_ai's panels, not a plain mean
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "vp_rubric": vp_rubric},
     )

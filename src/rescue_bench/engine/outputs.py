@@ -127,6 +127,10 @@ def run_status(records: list[dict[str, Any]], evaluated: Evaluated, absorbed: li
     if absorbed is not None:
         numbers["failed_calls"] = len(absorbed)
         messages += absorbed
+    errored = sum(1 for status in evaluated.statuses if status == "error")
+    if errored:  # an inspect_ai task that ended in error (its scorer or metrics failed): not a finished run
+        numbers["task_errors"] = errored
+        messages.append(f"{errored} inspect_ai task logs ended in error (inspect view --log-dir {evaluated.logs and Path(evaluated.logs[0]).parent})")
     line = failure_line(numbers, messages)
     return {"status": "failed" if line else "success", "counts": numbers, "failure": line}
 

@@ -167,7 +167,7 @@ def _cause(message: str) -> str:
 
 def failure_line(numbers: dict[str, int], messages: Sequence[str]) -> str | None:
     """The one line of a failed run (``None``: the run succeeded): the cause, the counts, what to do."""
-    if not numbers["without_answer"] and not numbers["judge_failures"] and not numbers.get("failed_calls"):
+    if not any(numbers.get(k) for k in ("without_answer", "judge_failures", "failed_calls", "task_errors")):
         return None
     first = Counter(m for m in messages if m).most_common(1)
     detail = " ".join(first[0][0].split())[:200] if first else "no error message"
@@ -178,4 +178,6 @@ def failure_line(numbers: dict[str, int], messages: Sequence[str]) -> str | None
         parts.append(f"{numbers['judge_failures']} judge calls failed")
     if numbers.get("failed_calls"):
         parts.append(f"{numbers['failed_calls']} calls failed")
+    if numbers.get("task_errors"):
+        parts.append(f"{numbers['task_errors']} task logs ended in error")
     return f"{_cause(detail)}: {', '.join(parts)} ({detail})"
