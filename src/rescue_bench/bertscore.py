@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-
 DECIMALS = 6
 """BERTScore values are stored rounded to this many decimals (their float32 noise is ~1e-7)."""
 
