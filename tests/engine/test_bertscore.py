@@ -95,7 +95,8 @@ def test_missing_bertscore_says_how_to_install_it(isolated_env, monkeypatch, eva
 @needs_bertscore
 def test_bertscore_does_not_depend_on_the_order_or_company_of_the_pairs():
     """The records of ``--workers 1`` and ``--workers 2`` reach BERTScore in different orders; each
-    pair's value must not change with that (byte-identical records), nor with which other pairs share its batch."""
+    pair's value must not change with that (byte-identical records), nor (rounded to 4 decimals)
+    with which other pairs share its batch."""
     from rescue_bench.bertscore import bertscore_f1
 
     preds = [f"she feels {w} and {v} with him" for w in ("hurt", "tense", "calm", "unheard", "guarded") for v in ("uneasy", "distant", "open")]
@@ -106,4 +107,4 @@ def test_bertscore_does_not_depend_on_the_order_or_company_of_the_pairs():
     few = dict(zip(pairs[:4], bertscore_f1(preds[:4], refs[:4])))
     assert forward == backward
     assert all(few[p] == forward[p] for p in few)
-    assert all(round(v, 6) == v for v in forward.values())
+    assert all(round(v, 4) == v for v in forward.values())
