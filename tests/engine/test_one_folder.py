@@ -112,3 +112,15 @@ def test_interrupted_then_resumed_run_leaves_one_log_per_task(tmp_path: Path) ->
     logs = sorted((out / "logs").glob("*.eval"))
     tasks = [json.loads(json.dumps(p.name)) for p in logs]
     assert len(logs) == 2, tasks
+
+
+def test_a_run_stopped_by_bad_data_does_not_hold_its_folder(isolated_env: Path) -> None:
+    """Bad data stops a run before any call; once the file is fixed the same command runs there."""
+    out = isolated_env / "run"
+    data = isolated_env / "data.jsonl"
+    data.write_text('{"not": "a clip"}\n', encoding="utf-8")
+    bad = _eval(out, "--tasks", "itp", "--data", str(data))
+    assert bad.exit_code == 2, bad.output
+    data.write_bytes(demo_path().read_bytes())
+    fixed = _eval(out, "--tasks", "itp", "--data", str(data))
+    assert fixed.exit_code == 0, fixed.output

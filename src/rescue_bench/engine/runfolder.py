@@ -132,6 +132,8 @@ def claim_folder(out: Path, identity: dict[str, Any], *, overwrite: bool) -> dic
     if previous is not None and previous.get("identity") == identity:
         return previous
     leftovers = [name for name in RUN_FILES if (out / name).exists()]
+    if previous is not None and previous.get("status") == "running" and leftovers == ["run.json"]:
+        leftovers = []  # a run stopped before its first call (bad data): nothing of it to keep
     if not leftovers:
         return None
     if overwrite:
