@@ -15,6 +15,10 @@ from pathlib import Path
 
 from rescue_bench.errors import RescueError
 
+DECIMALS = 4
+"""BERTScore values are stored rounded to this many decimals: the padding noise of float32 batches
+is below 1e-7, the paper reports two decimals."""
+
 
 class BertScoreUnavailable(RescueError, RuntimeError):
     """bert-score (or torch, or the default backbone) is not installed."""
@@ -56,7 +60,8 @@ def bertscore_f1(
 ) -> list[float]:
     """BERTScore F1 of each prediction against its reference (same length lists).
 
-    Values are capped at 1.0: float32 rounding in the model's cosine sums can put an exact match a
+    The value of a pair does not depend on the order of the pairs (distinct pairs are scored once,
+    in sorted order), and is rounded to :data:`DECIMALS`. Values are capped at 1.0: float32 rounding in the model's cosine sums can put an exact match a
     hair above 1 (``1.0000001``), which is not a valid F1.
     """
     if len(predictions) != len(references):
@@ -65,5 +70,12 @@ def bertscore_f1(
         return []
     backbone = backbone or default_backbone()
     scorer = _scorer(backbone, layers if layers is not None else _layers(backbone))
-    _, _, f1 = scorer.score(list(predictions), list(references), batch_size=64)
-    return [min(1.0, float(x)) for x in f1.tolist()]
+    # the model's float32 sums depend on the padding of the batch a text shares (up to 6e-8
+    # measured), and the batches on the order the pairs come in (workers hand records back in any
+    # order): the distinct pairs are scored once each, in one canonical (sorted) order, so the same
+    # pairs always make the same batches. Rounded to DECIMALS, so what is left of the padding noise
+    # (a different set of pairs, another machine) stays out of the records.
+    unique = sorted(set(zip(predictions, references)))
+    _, _, f1 = scorer.score([p for p, _ in unique], [r for _, r in unique], batch_size=64)
+    values = {pair: round(min(1.0, float(x)), DECIMALS) for pair, x in zip(unique, f1.tolist())}
+    return [values[pair] for pair in zip(predictions, references)]

@@ -105,12 +105,15 @@ def test_unreadable_bodies_leave_steps_without_answer(isolated_env):
     scripted = ScriptedAgent()
     with FakeOpenAI(scripted, garbage_rate=0.15) as server:
         result = _run(server, isolated_env / "u", "--limit", "25", "--no-single-task")
-        assert result.exit_code == 0, result.output
         assert server.stats.garbled > 0
     records = _records(isolated_env / "u")
     assert len(records) == 25
     lost = [(r, s) for r in records for s, v in r["steps"].items() if v["raw"] is None]
     assert lost and len(lost) <= server.stats.garbled
+    # an unreadable body is not the model's answer: the run is failed (one line, run.json's counts)
+    run = json.loads((isolated_env / "u" / "run.json").read_text())
+    assert result.exit_code == 2 and "run failed" in result.output, result.output
+    assert run["status"] == "failed" and len(lost) <= run["counts"]["failed_calls"] <= server.stats.garbled
     for r, step in lost:
         assert r["steps"][step]["error"].startswith("no answer") and not r["valid"]
     answered = [v for r in records for v in r["steps"].values() if v["raw"] is not None]
@@ -153,7 +156,7 @@ def test_garbage_everywhere_and_failed_calls(isolated_env):
     assert s["emotion_judge"] == 1.0 and s["turn_judge_real"] is None  # no turn was owed
     assert scripted.steps["whom_how"] == 0 and "careful rater" not in json.dumps(scripted.prompts)  # no judge for garbage
 
-    # a step whose calls keep failing has no answer; the record says so and the run finishes
+    # a step whose calls keep failing has no answer; the record says so
     failing = ScriptedAgent(fail={"when"})
     with FakeOpenAI(failing) as server:
         result = runner.invoke(
@@ -162,7 +165,9 @@ def test_garbage_everywhere_and_failed_calls(isolated_env):
              "--no-bertscore", "--no-single-task", "--limit", "3", "--max-retries", "1", "--timeout", "10"],
             env={"OPENAI_BASE_URL": server.base_url},
         )
-    assert result.exit_code == 0, result.output
+    # calls that never got an answer fail the run (resumable), they are not the model's answers
+    assert result.exit_code == 2 and "run failed" in result.output, result.output
+    assert json.loads((isolated_env / "f" / "run.json").read_text())["counts"]["failed_calls"] == 3
     for r in _records(isolated_env / "f"):
         assert r["steps"]["when"]["raw"] is None and r["steps"]["when"]["error"].startswith("no answer")
         assert r["prediction"]["when"] is None and "whom_how" not in r["steps"]

@@ -90,3 +90,21 @@ def test_missing_bertscore_says_how_to_install_it(isolated_env, monkeypatch, eva
     flat = " ".join(result.output.split())
     assert "pip install torch==2.13.0 'rescue-bench[bertscore]'" in flat, result.output
     assert all(r["bertscore"] is None for r in read_records(out))
+
+
+@needs_bertscore
+def test_bertscore_does_not_depend_on_the_order_or_company_of_the_pairs():
+    """The records of ``--workers 1`` and ``--workers 2`` reach BERTScore in different orders; each
+    pair's value must not change with that (byte-identical records), nor (rounded to 4 decimals)
+    with which other pairs share its batch."""
+    from rescue_bench.bertscore import bertscore_f1
+
+    preds = [f"she feels {w} and {v} with him" for w in ("hurt", "tense", "calm", "unheard", "guarded") for v in ("uneasy", "distant", "open")]
+    refs = [f"he seems {w} about the plan, maybe {v}" for w in ("worried", "hopeful", "angry") for v in ("tired", "kind", "cold", "new", "old")]
+    pairs = list(zip(preds, refs))
+    forward = dict(zip(pairs, bertscore_f1(preds, refs)))
+    backward = dict(zip(pairs[::-1], bertscore_f1(preds[::-1], refs[::-1])))
+    few = dict(zip(pairs[:4], bertscore_f1(preds[:4], refs[:4])))
+    assert forward == backward
+    assert all(few[p] == forward[p] for p in few)
+    assert all(round(v, 4) == v for v in forward.values())

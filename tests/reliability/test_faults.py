@@ -11,6 +11,7 @@ well-formed completion whose text is no answer at all. Both are counted invalid,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -45,8 +46,8 @@ def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeyp
             eval_args(data, tmp_path / "run", "--limit", str(LIMIT), "--max-connections", "16", "--timeout", "3"),
             env={"OPENAI_BASE_URL": server.base_url},
         )
-    assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
+    run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
 
     records = read_records(tmp_path / "run")
     instances, _ = expected_counts(data, LIMIT)
@@ -60,19 +61,28 @@ def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeyp
     assert responder.garbage_prompts
 
     # HTTP errors and stalls were retried through; an unreadable body ends its sample with no
-    # answer (at most one per garbled response: a garbled judge reply also ends its sample)
+    # answer (at most one per garbled response), a garbled judge reply is a judge failure. Neither
+    # is the model's answer: the run is failed, says so with the counts, and exits with one line
     unanswered = [r for r in records if r["raw"] is None]
-    assert len(unanswered) <= server.stats.garbled
+    judge_failed = [r for r in records if r.get("judge_failed")]
+    assert len(unanswered) + len(judge_failed) <= server.stats.garbled
     assert all(r["valid"] is False and r["error"].startswith("no answer") for r in unanswered)
+    assert run["counts"]["without_answer"] == len(unanswered) and run["counts"]["judge_failures"] == len(judge_failed)
+    if unanswered or judge_failed:
+        assert result.exit_code == 2 and run["status"] == "failed", result.output
+        assert [ln for ln in result.output.splitlines() if ln.strip()][-1].startswith("error: run failed")
+    else:
+        assert result.exit_code == 0 and run["status"] == "success", result.output
     # garbage text is counted invalid, never dropped; every other answer is valid
     garbage = [r for r in records if r["raw"] == GARBAGE]
     assert garbage
     assert all(r["valid"] is False and r["prediction"] is None for r in garbage)
     assert all(r["valid"] for r in records if r["raw"] is not None and r["raw"] != GARBAGE)
     # an invalid ER/VP answer gets the floor score without a judge call; a valid one is judged
+    # (or its judge call failed: no score, never the floor)
     for r in records:
         if r["task"] in ("er", "vp"):
-            assert r["judge_score"] == (3 if r["valid"] else 1)
+            assert r["judge_score"] == (None if r.get("judge_failed") else 3 if r["valid"] else 1)
 
 
 def test_timeout_abandons_a_stalled_attempt_and_retries(tmp_path: Path, monkeypatch, real_or_demo: Path) -> None:

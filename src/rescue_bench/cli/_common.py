@@ -158,12 +158,17 @@ TimeoutOption = Annotated[
     typer.Option("--timeout", min=1, help="Seconds one attempt of a model call may take before it is abandoned and retried."),
 ]
 TemperatureOption = Annotated[float, typer.Option("--temperature", help="Sampling temperature (the paper used 0).")]
+MaxTokensOption = Annotated[
+    Optional[int],  # noqa: UP007
+    typer.Option("--max-tokens", min=1, help="Most tokens per model answer (default: the provider's; not sent)."),
+]
+OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the run in --out when it is another run (other tasks, model, data or settings).")]
 BertscoreModelOption = Annotated[
     Optional[str],  # noqa: UP007
     typer.Option("--bertscore-model", help="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2)."),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR).")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random/prior baselines.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random/prior baselines, also sent with every model and judge call (providers that support it).")]
 DISPLAYS = ("full", "rich", "plain", "log", "none")
 """The progress displays a run takes (``--display``): inspect_ai's, and the worker pool's bar."""
 

@@ -22,8 +22,10 @@ from rescue_bench.cli._common import (
     LogSamplesOption,
     MaxConnectionsOption,
     MaxRetriesOption,
+    MaxTokensOption,
     ModeOption,
     NoCacheOption,
+    OverwriteOption,
     RepairOption,
     SeedOption,
     TemperatureOption,
@@ -94,6 +96,7 @@ def eval_command(
     max_retries: MaxRetriesOption = None,
     timeout: TimeoutOption = None,
     temperature: TemperatureOption = 0.0,
+    max_tokens: MaxTokensOption = None,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/agent-<state>-<model>)."),
     bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 (state texts, turns, ER/VP)."),
     bertscore_model: BertscoreModelOption = None,
@@ -102,6 +105,7 @@ def eval_command(
     seed: SeedOption = 0,
     display: DisplayOption = "full",
     log_samples: LogSamplesOption = True,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Run the agent chain at every decision point; writes results/, summary.json, run.json, single/ and logs."""
     from rescue_bench.agent import STATE_MODES, AgentOptions
@@ -133,6 +137,7 @@ def eval_command(
         max_retries=max_retries,
         timeout=timeout,
         temperature=temperature,
+        max_tokens=max_tokens,
         repair_mojibake=repair_mojibake,
         bertscore=bertscore,
         bertscore_model=bertscore_model,
@@ -142,7 +147,7 @@ def eval_command(
         out=str(out) if out else default_out(f"agent-{state}-{model}"),
     )
     try:
-        summary = run_agent(settings, display=display)
+        summary = run_agent(settings, display=display, overwrite=overwrite)
     except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_agent_summary(summary, f"{model}: support agent chain (state {state}, {mode})")

@@ -20,7 +20,9 @@ from rescue_bench.cli._common import (
     LogSamplesOption,
     MaxConnectionsOption,
     MaxRetriesOption,
+    MaxTokensOption,
     NoCacheOption,
+    OverwriteOption,
     RepairOption,
     SeedOption,
     TasksOption,
@@ -36,6 +38,12 @@ from rescue_bench.cli._common import (
 from rescue_bench.labels import JUDGED_TASKS
 
 console = Console()
+
+DEMO_NOTE = (
+    "note: this ran on the bundled synthetic demo (written for this project, not the benchmark's clips); "
+    "its numbers say nothing about a model. Next: rescue eval --model <provider/model> --judge <provider/judge> --data <release.jsonl>"
+)
+"""Printed after a run on the bundled demo (no ``--data``)."""
 
 
 def default_out(model: str) -> str:
@@ -99,6 +107,7 @@ def eval_command(
     max_retries: MaxRetriesOption = None,
     timeout: TimeoutOption = None,
     temperature: TemperatureOption = 0.0,
+    max_tokens: MaxTokensOption = None,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
     bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 for ER/VP."),
     bertscore_model: BertscoreModelOption = None,
@@ -107,6 +116,7 @@ def eval_command(
     seed: SeedOption = 0,
     display: DisplayOption = "full",
     log_samples: LogSamplesOption = True,
+    overwrite: OverwriteOption = False,
     workers: str = typer.Option("auto", "--workers", help="Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
@@ -139,6 +149,7 @@ def eval_command(
         max_retries=max_retries,
         timeout=timeout,
         temperature=temperature,
+        max_tokens=max_tokens,
         repair_mojibake=repair_mojibake,
         bertscore=bertscore,
         bertscore_model=bertscore_model,
@@ -150,7 +161,7 @@ def eval_command(
         assets=str(assets) if assets else None,
     )
     try:
-        summary = run_eval(settings, display=display)
+        summary = run_eval(settings, display=display, overwrite=overwrite)
     except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
@@ -175,3 +186,5 @@ def eval_command(
     if choice:
         console.print(f"Workers: {run['workers']} ({choice['reason']})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
+    if not data:
+        console.print(DEMO_NOTE, highlight=False, markup=False)

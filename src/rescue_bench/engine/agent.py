@@ -68,9 +68,23 @@ from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.evaluate import gather_records, log_usage, run_inspect, sample_errors
 from rescue_bench.engine.inspect_tasks import rescue_task
 from rescue_bench.engine.judge import CACHE, ask_judge, grader
-from rescue_bench.engine.outputs import add_bertscore, judge_fingerprint, versions, write_json, write_jsonl, write_results
+from rescue_bench.engine.outputs import (
+    add_bertscore,
+    identity_of,
+    intended_request,
+    judge_fingerprint,
+    judge_intended,
+    request_record,
+    run_status,
+    versions,
+    write_failed_results,
+    write_json,
+    write_jsonl,
+    write_results,
+)
 from rescue_bench.engine.providers import use_cache_dir
-from rescue_bench.engine.settings import RunSettings
+from rescue_bench.engine.runfolder import RunFailed, git_revision
+from rescue_bench.engine.settings import Evaluated, RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.labels import JUDGED_TASKS, is_baseline
@@ -130,7 +144,11 @@ def chain_solver(
                     output = await model.generate(to_messages(request.messages), cache=CACHE if cache else False)
             except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
                 chain.answer(None, f"{type(exc).__name__}: {exc}")
+                if channel is not None:  # not the model's answer: the run is failed (and resumable)
+                    channel.call_failed("model", f"{type(exc).__name__}: {exc}")
                 continue
+            if channel is not None:
+                channel.note_request("model")
             ok = output.choices and not output.error
             chain.answer(output.completion if ok else None, None if ok else output.error)
         task_state.messages = to_messages(chain.main)
@@ -146,6 +164,7 @@ def chain_scorer(
     how_given_gold: bool = True,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    seed: int | None = None,
 ):
     """The chain record of the sample, judged by the ``grader`` role when bound (one re-ask per judge call).
 
@@ -158,7 +177,7 @@ def chain_scorer(
         judge = grader()
         if judge is not None:
             requests = judge_requests(point, record)
-            judged = await gather(*(_judge_one(judge, r.prompt, attempt_timeout, channel) for r in requests))
+            judged = await gather(*(_judge_one(judge, r.prompt, attempt_timeout, channel, seed) for r in requests))
             record = with_judges(record, {r.key: value for r, value in zip(requests, judged)})
         if channel is not None:
             channel.keep(record)
@@ -168,13 +187,17 @@ def chain_scorer(
     return score
 
 
-async def _judge_one(judge: Model, prompt: Any, attempt_timeout: int | None, channel: RunChannel | None) -> tuple[int | None, bool]:
+async def _judge_one(
+    judge: Model, prompt: Any, attempt_timeout: int | None, channel: RunChannel | None, seed: int | None = None
+) -> tuple[int | None, bool]:
     """One judge score (one re-ask when the reply is not a score). A call that fails after its
     retries counts like a judge that never gave a valid score: 1, flagged. The tasks lose the whole
     record then; a chain has several judged parts, so only the part is lost, not the point."""
     try:
-        return await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel)
-    except Exception:  # noqa: BLE001 - the judge's retries are spent
+        return await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel, seed=seed)
+    except Exception as exc:  # noqa: BLE001 - the judge's retries are spent
+        if channel is not None:  # a judge failure: the run is failed (and resumable)
+            channel.call_failed("judge", f"{type(exc).__name__}: {exc}")
         return None, True
 
 
@@ -185,6 +208,8 @@ def agent_task(
     how_given_gold: bool = True,
     cache: bool = True,
     temperature: float | None = 0.0,
+    seed: int | None = None,
+    max_tokens: int | None = None,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
     answers: dict[str, dict[str, str]] | None = None,
@@ -193,8 +218,8 @@ def agent_task(
     return Task(
         dataset=MemoryDataset([point_sample(p, state, how_given_gold) for p in points], name="rescue_agent"),
         solver=chain_solver(state, how_given_gold, cache=cache, channel=channel, answers=answers),
-        scorer=chain_scorer(state, how_given_gold, attempt_timeout=attempt_timeout, channel=channel),
-        config=GenerateConfig(temperature=temperature),
+        scorer=chain_scorer(state, how_given_gold, attempt_timeout=attempt_timeout, channel=channel, seed=seed),
+        config=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens),
         name="rescue_agent",
         metadata={"rescue_task": AGENT_TASK, "state": state},
     )
@@ -235,16 +260,18 @@ def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | 
     return record
 
 
-def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, Any]:
+def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool = False) -> dict[str, Any]:
     """Run the chain (and the single-task ablation) and write the output folder; returns the summary.
 
     Raises :class:`rescue_bench.data.DataError` for bad data and
     :class:`~rescue_bench.errors.RunInterrupted` when stopped.
     """
     from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.run import drop_stale_logs, start_folder
 
     with fewer_gc_passes():
         use_cache_dir()
+        previous = start_folder(settings, AGENT_TASK, overwrite=overwrite)
         options = settings.options
         clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
         points = build_all_points(clips, options)
@@ -257,7 +284,10 @@ def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, An
         )
         # one bound on calls in flight over the chain, the single tasks and the judge
         channel = RunChannel(max_calls=settings.max_connections)
-        common: dict[str, Any] = {"cache": settings.cache and not baseline, "temperature": settings.temperature, "attempt_timeout": settings.timeout}
+        common: dict[str, Any] = {
+            "cache": settings.cache and not baseline, "temperature": settings.temperature,
+            "seed": settings.seed, "max_tokens": settings.max_tokens, "attempt_timeout": settings.timeout,
+        }
         tasks = []
         if chosen:
             tasks.append(
@@ -277,7 +307,17 @@ def run_agent(settings: AgentSettings, *, display: str = "full") -> dict[str, An
         records = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
         single_instances = [i for _, items in singles.values() for i in items]
         single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None)
-        return write_agent_outputs(settings, records, single_records, logs, clips=len(clips), points=chosen)
+        unanswered = {r["id"]: r["error"] for r in [*records, *single_records] if r["id"] not in collected}
+        evaluated = Evaluated(
+            [*records, *single_records], {}, [], unanswered=unanswered, logs=[str(log.location) for log in logs],
+            requests=dict(channel.requests),
+        )
+        drop_stale_logs(Path(settings.out), evaluated.logs)
+        outcome = run_status(evaluated.records, evaluated, absorbed=[e for _, e in channel.failures])
+        return write_agent_outputs(
+            settings, records, single_records, logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
+            previous=previous,
+        )
 
 
 def add_chain_bertscore(records: list[dict[str, Any]], backbone: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -321,8 +361,18 @@ def write_agent_outputs(
     *,
     clips: int,
     points: Sequence[DecisionPoint],
+    outcome: dict[str, Any] | None = None,
+    evaluated: Evaluated | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``run.json`` and ``single/``."""
+    """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``run.json`` and ``single/``.
+
+    A failed run (``outcome``'s status: calls that got no answer) writes no ``summary.json`` and
+    raises :class:`~rescue_bench.engine.runfolder.RunFailed` once ``run.json`` says so."""
+    outcome = outcome or {"status": "success", "counts": None, "failure": None}
+    failed = outcome["status"] == "failed"
+    requests = evaluated.requests if evaluated is not None else {}
+    previous = previous or {}
     out = Path(settings.out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     backbone = None
@@ -333,8 +383,14 @@ def write_agent_outputs(
     records.sort(key=lambda r: (r["sample_id"], r["row"]))
     write_jsonl(out / "results" / f"{AGENT_TASK}.jsonl", records)
     summary = {AGENT_TASK: summarize_chain(records)}
-    write_json(out / "summary.json", summary)
+    if failed:
+        (out / "summary.json").unlink(missing_ok=True)
+    else:
+        write_json(out / "summary.json", summary)
+    identity, files = identity_of(settings, AGENT_TASK)
     info = {
+        **outcome,
+        "identity": identity,
         "kind": AGENT_TASK,
         "settings": settings.model_dump(),
         "model": settings.model,
@@ -342,17 +398,27 @@ def write_agent_outputs(
         "judge_prompt_sha": agent_fingerprint() if settings.judge else None,
         "clips": clips,
         "points": len(points),
+        "request": request_record(intended_request(settings), requests.get("model"), previous.get("request")),
+        "judge_request": request_record(judge_intended(settings), requests.get("judge"), previous.get("judge_request"))
+        if settings.judge
+        else None,
+        "data_files": files,
+        "git_revision": git_revision(),
+        "bertscore": {"requested": settings.bertscore, "used": backbone is not None, "backbone": backbone},
         "bertscore_backbone": backbone,
         "calls": call_counts(records, single),
         "usage": log_usage(logs),
         "versions": versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "status": [getattr(log, "status", None) for log in logs],
+        "log_statuses": [getattr(log, "status", None) for log in logs],
     }
     write_json(out / "run.json", info)
     if single:
         folder = out / SINGLE_DIR
-        write_results(folder, single)
+        if failed:
+            write_failed_results(folder, single)
+        else:
+            write_results(folder, single)
         write_json(
             folder / "run.json",
             {
@@ -365,4 +431,6 @@ def write_agent_outputs(
                 "created": info["created"],
             },
         )
+    if outcome["failure"]:
+        raise RunFailed(f"run failed: {outcome['failure']}; run.json says so; fix the cause and run the same command to resume")
     return summary

@@ -392,7 +392,7 @@ def _draft_segments(
     from inspect_ai.model import GenerateConfig
 
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
-    from rescue_bench.engine.providers import endpoint, provider_args, use_cache_dir
+    from rescue_bench.engine.providers import endpoint, provider_args, route, use_cache_dir
 
     use_cache_dir()
     channel = DraftChannel(plan_jobs(manifests, settings, audio))
@@ -417,9 +417,9 @@ def _draft_segments(
     log_dir = settings.log_dir or str(Path(settings.assets) / ".draft-logs")
     logs = inspect_eval(
         task,
-        model=settings.model,
-        model_base_url=endpoint(settings.model),
-        model_args=provider_args(settings.model),
+        model=route(settings.model),  # an OpenAI-compatible server gets a system role and the temperature
+        model_base_url=endpoint(route(settings.model)),
+        model_args=provider_args(route(settings.model)),
         log_dir=log_dir,
         display=display,  # type: ignore[arg-type]
         fail_on_error=False,

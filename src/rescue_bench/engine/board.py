@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rescue_bench.fileio import atomic_write
+
 PARKED, GO, STOP = 0, 1, 2
 """A worker's state, set by the parent."""
 
@@ -89,9 +91,7 @@ class Board:
         at = _HEADER.size + tasks * _COUNTER.size
         for k in range(workers):
             _WORKER.pack_into(buf, at + k * _WORKER.size, states[k], slots[k], 0, 0, 0.0, 0.0, 0.0, 0.0)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(bytes(buf))
-        tmp.replace(path)
+        atomic_write(path, bytes(buf))
         return cls.open(path)
 
     @classmethod

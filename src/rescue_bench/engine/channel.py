@@ -37,6 +37,10 @@ class RunChannel:
     ) -> None:
         self.records: dict[str, dict[str, Any]] = {}
         """Records by instance id, as the scorer makes them."""
+        self.failures: list[tuple[str, str]] = []
+        """Calls that failed after their retries and were absorbed (an agent step, a judge call): (kind, error)."""
+        self.requests: dict[str, dict[str, Any]] = {}
+        """The first request of each kind (``model``, ``judge``) as it went on the wire (:meth:`note_request`)."""
         self._on_record = on_record
         self._max_calls = max_calls
         self._gauge = gauge
@@ -48,6 +52,23 @@ class RunChannel:
         self.records[record["id"]] = record
         if new and self._on_record is not None:
             self._on_record()
+
+    def call_failed(self, kind: str, error: str) -> None:
+        """A ``model`` or ``judge`` call failed after its retries and the caller went on without it."""
+        self.failures.append((kind, " ".join(error.split())[:500]))
+
+    def note_request(self, kind: str) -> None:
+        """Keep the parameters of the request just sent (the sample's last model call), the first time.
+
+        Read from inspect_ai's transcript of the sample: the body the provider built, so what a
+        provider drops or renames (inspect_ai drops ``temperature`` for models it takes for
+        reasoning models) shows here. A reply from the response cache sent nothing: not noted.
+        """
+        if kind in self.requests:
+            return
+        sent = last_request()
+        if sent is not None:
+            self.requests[kind] = sent
 
     @contextlib.asynccontextmanager
     async def call_slot(self) -> AsyncIterator[None]:
@@ -75,6 +96,28 @@ class RunChannel:
             slots.release_on_behalf_of(holder)
             if gauge is not None:
                 gauge.finished(slots.borrowed_tokens)
+
+
+SENT_KEYS = ("model", "temperature", "seed", "max_tokens", "max_completion_tokens", "top_p", "reasoning_effort", "stream")
+"""The request parameters recorded in ``run.json`` (``roles`` is added: the messages' roles)."""
+
+
+def last_request() -> dict[str, Any] | None:
+    """The parameters and message roles of the current sample's last model call that went on the wire."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import transcript
+
+    for event in reversed(transcript().events):
+        if isinstance(event, ModelEvent) and event.call is not None and event.cache != "read":
+            request = event.call.request
+            messages = request.get("messages")
+            sent: dict[str, Any] = {key: request[key] for key in SENT_KEYS if key in request}
+            if isinstance(messages, list):
+                sent["roles"] = [m.get("role") for m in messages if isinstance(m, dict)]
+            return sent
+        if isinstance(event, ModelEvent):
+            return None  # the last call was answered from the cache
+    return None
 
 
 def _bound(limit: int) -> float:

@@ -132,6 +132,8 @@ def evaluate(
             context=settings.context,
             cache=settings.cache and not settings.is_baseline,
             temperature=settings.temperature,
+            seed=settings.seed,
+            max_tokens=settings.max_tokens,
             vp_rubric=settings.vp_rubric,
             attempt_timeout=settings.timeout,
             channel=channel,
@@ -150,7 +152,15 @@ def evaluate(
     else:
         evaluated = [inst for _, _, chosen in built for inst in chosen]
     records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None)
-    return len(clips), Evaluated(records, log_usage(logs), [getattr(log, "status", None) for log in logs])
+    unanswered = {r["id"]: r["error"] for inst, r in zip(evaluated, records) if inst.id not in channel.records}
+    return len(clips), Evaluated(
+        records,
+        log_usage(logs),
+        [getattr(log, "status", None) for log in logs],
+        unanswered=unanswered,
+        logs=[str(log.location) for log in logs],
+        requests=dict(channel.requests),
+    )
 
 
 def single_threaded_log_compression() -> None:
@@ -183,10 +193,18 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
         return []
     from inspect_ai import eval as inspect_eval
 
-    from rescue_bench.engine.providers import GRADER, endpoint, get_provider_model, provider_args
+    from rescue_bench.engine.providers import (
+        GRADER,
+        ProviderSetupError,
+        endpoint,
+        get_provider_model,
+        provider_args,
+        route,
+        setup_error_line,
+    )
     from rescue_bench.labels import is_baseline
 
-    model = settings.model
+    model = route(settings.model)
     gen_args: dict[str, Any] = {}
     if settings.max_connections is not None:
         gen_args["max_connections"] = settings.max_connections
@@ -197,10 +215,10 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
         # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
         # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
         gen_args["attempt_timeout"] = settings.timeout
-    if settings.judge:
-        gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge)}
     single_threaded_log_compression()
     try:
+        if settings.judge:
+            gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge)}
         logs = inspect_eval(
             list(tasks),
             model=model,
@@ -221,6 +239,12 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
         )
     except KeyboardInterrupt as exc:
         raise RunInterrupted() from exc
+    except Exception as exc:
+        from inspect_ai._util.error import PrerequisiteError
+
+        if isinstance(exc, PrerequisiteError):  # inspect_ai's provider set-up: a missing API key, a missing package
+            raise ProviderSetupError(setup_error_line(exc)) from None
+        raise
     # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only
     if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted()

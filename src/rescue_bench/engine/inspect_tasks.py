@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, Value, mean, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
@@ -73,12 +73,86 @@ def primary_value(record: dict[str, Any]) -> float:
     return float(record["judge_score"] or 0.0)
 
 
+def judge_failure(record: dict[str, Any], exc: BaseException, authors: bool = False) -> dict[str, Any]:
+    """``record`` (a valid answer) whose judge call failed: no judge score, ``judge_failed`` and the error.
+
+    Distinct from an answer the judge could not score (``judge_flagged``) and from an invalid answer
+    (the floor score): the model answered, nobody judged it; the run is failed and resumable.
+    """
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+    out = dict(record, judge_score=None, judge_flagged=None, judge_failed=True, judge_error=message)
+    if out["task"] == "er":
+        out["score"] = None
+    if authors:  # the authors' VP rubric: no 0-6 score either
+        out.update(judge_authors=None, judge_authors_parts=None)
+    return out
+
+
+PANEL_METRIC: dict[str, str] = {"itp": "f1", "rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1", "er": "judge", "vp": "judge"}
+"""The paper's headline of each task, as ``summary.json`` names it: what inspect_ai's panels and
+``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
+NOT_JUDGED = "not_judged"
+"""A judge-score panel's count of records without a judge score (no ``--judge``, a failed judge
+call); the mean is then left out, not shown as 0."""
+
+
+def _panel(task: str, name: str) -> Metric:
+    """The metric ``name`` of ``task`` over the records the scorer made, computed as ``summary.json`` does."""
+    from rescue_bench.scoring import task_metrics
+
+    def compute(scores: list[SampleScore]) -> Value:
+        records = [s.score.metadata["record"] for s in scores if s.score.metadata and "record" in s.score.metadata]
+        value = task_metrics(task, records).get(name) if records else None
+        # inspect_ai leaves out an entry whose value is None: a mean nobody judged is not shown as 0
+        shown: dict[str, Any] = {name: None if value is None else float(value)}
+        if name == "judge":
+            unjudged = sum(1 for r in records if r.get("judge_score") is None)
+            if unjudged:
+                shown[NOT_JUDGED] = float(unjudged)
+        return shown
+
+    return compute
+
+
+@metric(name="f1")
+def f1_panel(task: str = "itp") -> Metric:
+    """ITP's F1 (the positive label ``yes``), as in ``summary.json``."""
+    return _panel(task, "f1")
+
+
+@metric(name="accuracy")
+def accuracy_panel(task: str = "rpp") -> Metric:
+    """RPP's accuracy, as in ``summary.json``."""
+    return _panel(task, "accuracy")
+
+
+@metric(name="recall_at_1")
+def recall_at_1_panel(task: str = "stp") -> Metric:
+    """STP/SSP's Recall@1, as in ``summary.json``."""
+    return _panel(task, "recall_at_1")
+
+
+@metric(name="judge")
+def judge_panel(task: str = "er") -> Metric:
+    """ER/VP's mean judge score (1-5), with :data:`NOT_JUDGED` when some record has none."""
+    return _panel(task, "judge")
+
+
+PANELS = {"f1": f1_panel, "accuracy": accuracy_panel, "recall_at_1": recall_at_1_panel, "judge": judge_panel}
+
+
+def panel_metrics(task: str) -> list[Metric | dict[str, list[Metric]]]:
+    """The metrics inspect_ai shows for ``task``'s samples (:data:`PANEL_METRIC`)."""
+    return [PANELS[PANEL_METRIC[task]](task=task)]
+
+
 @scorer(metrics=[mean()])
 def rescue_scorer(
     pool: BaselinePool,
     vp_rubric: Rubric = "default",
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    seed: int | None = None,
 ):
     """Parse the answer per SPEC section 5; have the ``grader`` (when bound) judge valid ER/VP answers.
 
@@ -94,14 +168,17 @@ def rescue_scorer(
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
         judge = grader() if record["task"] in JUDGED_TASKS else None
-        if judge is not None and record["task"] == "vp" and vp_rubric == "authors":
-            parts, flagged = (None, False)
-            if record["valid"]:
-                parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, channel)
-            record = with_authors_judge(record, parts, flagged)
-        elif judge is not None and record["valid"]:
-            value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel)
-            record = with_judge(record, value, flagged)
+        try:
+            if judge is not None and record["task"] == "vp" and vp_rubric == "authors":
+                parts, flagged = (None, False)
+                if record["valid"]:
+                    parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, channel, seed)
+                record = with_authors_judge(record, parts, flagged)
+            elif judge is not None and record["valid"]:
+                value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel, seed)
+                record = with_judge(record, value, flagged)
+        except Exception as exc:  # noqa: BLE001 - the judge's call failed after its retries: not the model's fault
+            record = judge_failure(record, exc, authors=record["task"] == "vp" and vp_rubric == "authors")
         if channel is not None:
             channel.keep(record)
         return Score(value=primary_value(record), answer=raw, explanation=record["error"], metadata={"record": record})
@@ -123,7 +200,10 @@ def answer(cache: bool = True, pool: BaselinePool | None = None, channel: RunCha
             with open_pool(pool):
                 return await gen(state, generate_fn)
         async with call_slot(channel):
-            return await gen(state, generate_fn)
+            state = await gen(state, generate_fn)
+        if channel is not None:
+            channel.note_request("model")
+        return state
 
     return solve
 
@@ -137,6 +217,8 @@ def rescue_task(
     context: int | None = None,
     cache: bool = True,
     temperature: float | None = 0.0,
+    seed: int | None = None,
+    max_tokens: int | None = None,
     vp_rubric: Rubric = "default",
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
@@ -145,7 +227,8 @@ def rescue_task(
 ) -> Task:
     """An inspect task for ``task_name``: samples of ``evaluate`` (default: all of ``instances``).
 
-    ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip); a
+    ``temperature``, ``seed`` and ``max_tokens`` are sent with every call of the model under
+    evaluation (``None``: not sent). ``sample`` replaces :func:`instance_sample` (the video mode adds each shown row's clip); a
     ``feed`` makes its samples with the function it was given.
 
     ``instances`` is the task's whole instance set, the pool the offline baselines cross-validate
@@ -158,8 +241,9 @@ def rescue_task(
     return Task(
         dataset=feed if feed is not None else MemoryDataset([(sample or instance_sample)(i) for i in chosen], name=f"rescue_{task_name}"),
         solver=answer(cache=cache, pool=pool, channel=channel),
-        scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel),
-        config=GenerateConfig(temperature=temperature),
+        scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel, seed=seed),
+        config=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens),
+        metrics=panel_metrics(task_name),  # the paper's headline in inspect_ai's panels, not a plain mean
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "vp_rubric": vp_rubric},
     )

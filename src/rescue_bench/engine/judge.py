@@ -25,6 +25,7 @@ from inspect_ai.model import (
 from rescue_bench.contract import judge_format
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.providers import GRADER
+from rescue_bench.engine.settings import JUDGE_TEMPERATURE
 from rescue_bench.labels import Rubric
 from rescue_bench.parse import ParsedAnswer, parse_judge, parse_vp_rubric
 from rescue_bench.prompts import judge_prompt
@@ -46,17 +47,21 @@ async def ask_judge(
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
     rubric: Rubric = "default",
+    seed: int | None = None,
 ) -> tuple[Any, bool]:
     """Ask ``judge``; re-ask once, in ``rubric``'s answer format, when the reply does not parse.
     ``(prediction or None, flagged)``.
 
     ``attempt_timeout`` is passed explicitly: inspect_ai hands the judge (not the model under
-    evaluation) the eval's retry settings but not its per-attempt timeout.
+    evaluation) the eval's retry settings but not its per-attempt timeout. The judge is sent
+    :data:`JUDGE_TEMPERATURE` and ``seed``.
     """
-    config = GenerateConfig(attempt_timeout=attempt_timeout)
+    config = GenerateConfig(attempt_timeout=attempt_timeout, temperature=JUDGE_TEMPERATURE, seed=seed)
     messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
     async with call_slot(channel):
         output = await judge.generate(messages, cache=CACHE, config=config)
+    if channel is not None:
+        channel.note_request("judge")
     parsed = parse(output.completion)
     if parsed.valid:
         return parsed.prediction, False
@@ -76,6 +81,7 @@ async def judge_score(
     client: str | None,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    seed: int | None = None,
 ) -> tuple[int, bool]:
     """Ask ``judge`` for a 1-5 score of a valid ER/VP record: ``(score, flagged)``.
 
@@ -83,7 +89,7 @@ async def judge_score(
     the record is flagged.
     """
     prompt = judge_prompt(record["task"], record["gold"], record["prediction"], client)
-    value, flagged = await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel)
+    value, flagged = await ask_judge(judge, prompt, parse_judge, attempt_timeout, channel, seed=seed)
     return (1, True) if value is None else (int(value), flagged)
 
 
@@ -93,7 +99,8 @@ async def judge_authors(
     client: str | None,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
+    seed: int | None = None,
 ) -> tuple[dict[str, int] | None, bool]:
     """The authors' VP rubric (0-2 target + 0-4 viewpoint) for a valid VP record."""
     prompt = judge_prompt("vp", record["gold"], record["prediction"], client, rubric="authors")
-    return await ask_judge(judge, prompt, parse_vp_rubric, attempt_timeout, channel, rubric="authors")
+    return await ask_judge(judge, prompt, parse_vp_rubric, attempt_timeout, channel, rubric="authors", seed=seed)

@@ -5,19 +5,22 @@
     DIR/run.json               the recorded configuration (model, judge and its prompt, options, versions, usage)
     DIR/logs/                  inspect_ai logs (``inspect view --log-dir DIR/logs``), written during the run
 
-Files are written to a temporary name and renamed, so a reader never sees half a file.
+Files are written whole or not at all (:mod:`rescue_bench.fileio`), so a reader never sees half a
+file. A failed run (instances without an answer, failed judge calls: :mod:`rescue_bench.engine.runfolder`)
+writes ``results/`` and ``run.json`` (status ``failed`` with the counts) but no ``summary.json``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rescue_bench.engine.settings import EvalSettings, Evaluated
+from rescue_bench.engine.runfolder import RunFailed, counts, data_files, failure_line, git_revision, run_identity
+from rescue_bench.engine.settings import JUDGE_TEMPERATURE, EvalSettings, Evaluated, RunSettings
+from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 
 
 def judge_fingerprint() -> str:
@@ -55,19 +58,13 @@ def preload() -> None:
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    """``rows`` as JSON Lines at ``path``, atomically."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    """``rows`` as JSON Lines at ``path``, atomically (strict JSON: no NaN)."""
+    atomic_write_jsonl(path, rows)
 
 
 def write_json(path: Path, obj: Any) -> None:
-    """``obj`` as indented JSON at ``path``, atomically."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """``obj`` as indented JSON at ``path``, atomically (strict JSON: no NaN)."""
+    atomic_write_json(path, obj)
 
 
 def write_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -100,6 +97,44 @@ def versions() -> dict[str, str]:
     return {"rescue_bench": __version__, "inspect_ai": version("inspect_ai"), "python": platform.python_version()}
 
 
+def intended_request(settings: RunSettings) -> dict[str, Any]:
+    """The generation settings a run means to send with every call of the model under evaluation."""
+    return {"temperature": settings.temperature, "seed": settings.seed, "max_tokens": settings.max_tokens, "system_role": "system"}
+
+
+def request_record(intended: dict[str, Any], sent: dict[str, Any] | None, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """``run.json``'s record of a request: intended beside sent (kept from the run being resumed when
+    every reply came from the cache this time)."""
+    if sent is None and previous and previous.get("sent"):
+        return {"intended": intended, "sent": previous["sent"], "sent_by": "an earlier run of this folder (every reply cached now)"}
+    return {"intended": intended, "sent": sent, "sent_by": "this run" if sent is not None else None}
+
+
+def identity_of(settings: RunSettings, kind: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The run's identity (:func:`~rescue_bench.engine.runfolder.run_identity`) and its data files."""
+    files = data_files(settings.data)
+    return run_identity(kind, settings.model_dump(mode="json"), files), files
+
+
+def run_status(records: list[dict[str, Any]], evaluated: Evaluated, absorbed: list[str] | None = None) -> dict[str, Any]:
+    """``status``, ``counts`` and ``failure`` of ``run.json`` (``failure`` is the one line of a failed run).
+
+    ``absorbed``: errors of calls that failed and that the caller went on without (an agent's chain
+    steps and judge calls); they fail the run too."""
+    numbers = counts(records, evaluated.unanswered)
+    messages = [m.removeprefix("no answer: ") for m in evaluated.unanswered.values()]
+    messages += [str(r.get("judge_error")) for r in records if r.get("judge_failed")]
+    if absorbed is not None:
+        numbers["failed_calls"] = len(absorbed)
+        messages += absorbed
+    errored = sum(1 for status in evaluated.statuses if status == "error")
+    if errored:  # an inspect_ai task that ended in error (its scorer or metrics failed): not a finished run
+        numbers["task_errors"] = errored
+        messages.append(f"{errored} inspect_ai task logs ended in error (inspect view --log-dir {evaluated.logs and Path(evaluated.logs[0]).parent})")
+    line = failure_line(numbers, messages)
+    return {"status": "failed" if line else "success", "counts": numbers, "failure": line}
+
+
 def write_outputs(
     settings: EvalSettings,
     evaluated: Evaluated,
@@ -108,12 +143,15 @@ def write_outputs(
     workers: int = 1,
     choice: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """BERTScore, then ``results/``, ``summary.json`` and ``run.json`` (plus ``extra``); returns the summary.
 
     ``workers``: the processes that made calls; ``choice``: how that number was chosen
     (``run.workers_choice``), recorded as ``workers_choice``; ``extra``: more entries of ``run.json``
-    (the video mode's clip report).
+    (the video mode's clip report); ``previous``: the ``run.json`` of the run this one resumes.
+    A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed` once ``results/`` and
+    ``run.json`` are written (no ``summary.json``).
     """
     from rescue_bench.labels import cue_mode
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
@@ -121,25 +159,61 @@ def write_outputs(
     out = Path(settings.out)
     records = evaluated.records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
-    summary = write_results(out, records)
+    outcome = run_status(records, evaluated)
+    if outcome["status"] == "failed":
+        summary = write_failed_results(out, records)
+    else:
+        summary = write_results(out, records)
     options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
+    identity, files = identity_of(settings, "eval")
+    previous = previous or {}
     write_json(
         out / "run.json",
         {
+            **outcome,
+            "identity": identity,
             "settings": settings.model_dump(),
             "model": settings.model,
             "judge": settings.judge,
             "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
+            "request": request_record(intended_request(settings), evaluated.requests.get("model"), previous.get("request")),
+            "judge_request": request_record(
+                judge_intended(settings), evaluated.requests.get("judge"), previous.get("judge_request")
+            ) if settings.judge else None,
+            "data_files": files,
+            "git_revision": git_revision(),
             "context_windows": {t: options.window(t) for t in DEFAULT_CONTEXT},
             "clips": clips,
             "workers": workers,
             "workers_choice": choice,
+            "bertscore": {"requested": settings.bertscore, "used": backbone is not None, "backbone": backbone},
             "bertscore_backbone": backbone,
             "usage": evaluated.usage,
             "versions": versions(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "status": evaluated.statuses,
+            "log_statuses": evaluated.statuses,
             **(extra or {}),  # e.g. the video mode's clip report
         },
     )
+    if outcome["failure"]:
+        raise RunFailed(f"run failed: {outcome['failure']}; run.json says so; fix the cause and run the same command to resume")
     return summary
+
+
+def judge_intended(settings: RunSettings) -> dict[str, Any]:
+    """What the judge is meant to be sent (:data:`~rescue_bench.engine.settings.JUDGE_TEMPERATURE`, the seed)."""
+    return {"temperature": JUDGE_TEMPERATURE, "seed": settings.seed, "max_tokens": None, "system_role": "system"}
+
+
+def write_failed_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``results/`` of a failed run, and no ``summary.json`` (a stale one is removed): its numbers
+    would mix the model's answers with calls that never reached it. Returns an empty summary."""
+    (folder / "results").mkdir(parents=True, exist_ok=True)
+    records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_task.setdefault(record["task"], []).append(record)
+    for name, rows in by_task.items():
+        write_jsonl(folder / "results" / f"{name}.jsonl", rows)
+    (folder / "summary.json").unlink(missing_ok=True)
+    return {}

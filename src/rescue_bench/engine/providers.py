@@ -7,7 +7,10 @@ inspect_ai is loaded.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rescue_bench.errors import RescueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from inspect_ai.model import Model
@@ -28,6 +31,22 @@ def provider_args(model: str) -> dict[str, Any]:
     return {}
 
 
+def route(model: str) -> str:
+    """The inspect_ai model name ``--model`` is sent through.
+
+    inspect_ai takes any name on its ``openai/`` provider that it does not know for a frontier
+    OpenAI model: it sends no ``temperature`` (nor seed) and the system text as a ``developer``
+    message. With ``OPENAI_BASE_URL`` set the endpoint is an OpenAI-compatible server (vLLM,
+    Ollama, DeepSeek ...), so ``openai/<name>`` goes through inspect_ai's generic compatible
+    provider instead, ``openai-api/openai/<name>``, which reads the same ``OPENAI_BASE_URL`` and
+    ``OPENAI_API_KEY`` and sends the run's settings and a ``system`` message.
+    ``RESCUE_RESPONSES_API=1`` keeps inspect_ai's own OpenAI provider (and its Responses API).
+    """
+    if model.startswith("openai/") and os.environ.get("OPENAI_BASE_URL") and not os.environ.get("RESCUE_RESPONSES_API"):
+        return "openai-api/openai/" + model.removeprefix("openai/")
+    return model
+
+
 def endpoint(model: str) -> str | None:
     """The base URL ``openai/<name>`` talks to, read when the run starts.
 
@@ -41,16 +60,45 @@ def endpoint(model: str) -> str | None:
     return os.environ.get("OPENAI_BASE_URL") if model.startswith("openai/") else None
 
 
+class ProviderSetupError(RescueError):
+    """A provider or the response cache cannot be set up (no API key, a cache folder that is a file)."""
+
+
 def use_cache_dir() -> str | None:
-    """Point inspect_ai's response cache at ``RESCUE_CACHE_DIR`` when that is set."""
+    """Point inspect_ai's response cache at ``RESCUE_CACHE_DIR`` when that is set.
+
+    The folder is made (and checked to be a writable folder) here, before any call: a cache that
+    cannot be written would otherwise fail every call of the run, one by one.
+    """
     cache_dir = os.environ.get("RESCUE_CACHE_DIR")
     if cache_dir:
+        path = Path(cache_dir)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise PermissionError("not writable")
+        except (OSError, PermissionError) as exc:
+            reason = "is not a folder" if path.exists() and not path.is_dir() else f"cannot be used ({exc.strerror or exc})"
+            raise ProviderSetupError(f"RESCUE_CACHE_DIR={cache_dir} {reason}; point it at a folder") from None
         os.environ["INSPECT_CACHE_DIR"] = cache_dir
     return cache_dir
+
+
+def setup_error_line(exc: BaseException) -> str:
+    """inspect_ai's provider set-up error (e.g. a missing API key) as one plain line (no rich markup)."""
+    from rich.text import Text
+
+    text = str(exc)
+    try:
+        text = Text.from_markup(text).plain
+    except Exception:  # noqa: BLE001 - not markup after all: keep the text as it is
+        pass
+    return " ".join(text.replace("ERROR:", "").split())
 
 
 def get_provider_model(name: str) -> Model:
     """The inspect_ai model ``name`` with the endpoint and API flavour above (for the judge role)."""
     from inspect_ai.model import get_model
 
+    name = route(name)
     return get_model(name, base_url=endpoint(name), **provider_args(name))

@@ -3,6 +3,12 @@
 Imports go one way: ``settings`` <- ``providers``/``channel`` <- ``judge``/``baseline_api`` <-
 ``inspect_tasks`` <- ``evaluate`` <- ``workers`` <- ``run``; ``outputs`` writes the folder.
 
+One folder, one run (:mod:`rescue_bench.engine.runfolder`): ``--out`` holding another run is
+refused unless ``--overwrite``; the same command resumes there, and the logs of its earlier,
+unfinished attempts are removed once it has run, so ``inspect view`` shows this run's logs only.
+A run with instances that got no answer is written as failed and raises
+:class:`~rescue_bench.engine.runfolder.RunFailed`.
+
 Resuming: every model and judge call goes through inspect_ai's response cache (in ``RESCUE_CACHE_DIR``
 when set), so running the same command again after Ctrl-C or ``kill -9`` repeats no finished call.
 A stopped run writes no results (:class:`~rescue_bench.errors.RunInterrupted`), so a partial run is
@@ -17,11 +23,14 @@ cannot keep the calls in flight.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rescue_bench.engine.outputs import write_outputs
 from rescue_bench.engine.providers import use_cache_dir
-from rescue_bench.engine.settings import EvalSettings, RunInterrupted, WorkerPlan, available_cpus, plan_workers
+from rescue_bench.engine.runfolder import claim_folder
+from rescue_bench.engine.settings import EvalSettings, RunInterrupted, RunSettings, WorkerPlan, available_cpus, plan_workers
+from rescue_bench.fileio import atomic_write_json
 from rescue_bench.gcpolicy import fewer_gc_passes
 
 
@@ -36,7 +45,33 @@ def worker_plan(settings: EvalSettings) -> WorkerPlan:
     )
 
 
-def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]:
+def start_folder(settings: RunSettings, kind: str, *, overwrite: bool) -> dict[str, Any] | None:
+    """Claim ``settings.out`` for this run (:func:`~rescue_bench.engine.runfolder.claim_folder`) and
+    write its identity to ``run.json`` (status ``running``) before any call; returns the ``run.json``
+    of the run this one resumes (``None`` for a new run)."""
+    from rescue_bench.engine.outputs import identity_of
+
+    out = Path(settings.out)
+    identity, files = identity_of(settings, kind)
+    previous = claim_folder(out, identity, overwrite=overwrite)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(
+        out / "run.json",
+        {**(previous or {}), "status": "running", "identity": identity, "settings": settings.model_dump(), "data_files": files},
+    )
+    return previous
+
+
+def drop_stale_logs(out: Path, kept: list[str]) -> None:
+    """Remove the inspect logs of earlier, unfinished attempts of this run: ``inspect view`` then shows
+    one log per task (per worker), this run's. Their calls are in the response cache, so nothing is lost."""
+    keep = {Path(p).resolve() for p in kept}
+    for log in (out / "logs").glob("*"):
+        if log.is_file() and log.suffix in (".eval", ".json") and log.resolve() not in keep:
+            log.unlink(missing_ok=True)
+
+
+def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool = False) -> dict[str, Any]:
     """Run ``settings`` end to end and write the output folder; returns the summary.
 
     With more than one worker (``--workers N``, or ``auto`` when one process cannot keep up) the
@@ -50,6 +85,7 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
     with fewer_gc_passes():
         use_cache_dir()
         video = plan_video(settings)  # --mode video: model and clips checked before any call
+        previous = start_folder(settings, "eval", overwrite=overwrite)
         plan = worker_plan(settings)
         try:
             if plan.cap > 1:
@@ -69,9 +105,11 @@ def run_eval(settings: EvalSettings, *, display: str = "full") -> dict[str, Any]
         except KeyboardInterrupt as exc:  # before or after inspect_ai's part: resumable all the same
             raise RunInterrupted() from exc
         write_missing(settings.out, video)
+        drop_stale_logs(Path(settings.out), evaluated.logs)
         choice = workers_choice(plan, workers, busy, in_flight)
         return write_outputs(
-            settings, evaluated, clips=clips, workers=workers, choice=choice, extra={"video": video.report()} if video else None
+            settings, evaluated, clips=clips, workers=workers, choice=choice, extra={"video": video.report()} if video else None,
+            previous=previous,
         )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +29,10 @@ __all__ = [
     "share_connections",
 ]
 
+JUDGE_TEMPERATURE = 0.0
+"""The judge is sent temperature 0 (and the run's seed) whatever the model under evaluation gets:
+a judge score should not depend on a draw."""
+
 Workers = Annotated[int, Field(ge=1)] | Literal["auto"]
 """``--workers``: a number of processes, or ``"auto"`` (see :func:`plan_workers`)."""
 
@@ -48,6 +52,8 @@ class RunSettings(BaseModel):
     timeout: int | None = Field(default=None, ge=1)
     """Seconds one attempt of a model or judge call may take before it is abandoned and retried."""
     temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Most tokens a model answer may have (``None``: the provider's default; not sent)."""
     repair_mojibake: bool = False
     bertscore: bool = True
     bertscore_model: str | None = None
@@ -93,6 +99,12 @@ class Evaluated:
     """Token usage per model (see ``merge_usage``)."""
     statuses: list[str | None]
     """Status of every inspect_ai log written."""
+    unanswered: dict[str, str] = field(default_factory=dict)
+    """Instances whose call never returned a reply (after retries), by id: the error that stopped each."""
+    logs: list[str] = field(default_factory=list)
+    """The inspect_ai logs this run wrote (their paths)."""
+    requests: dict[str, Any] = field(default_factory=dict)
+    """The first model (``"model"``) and judge (``"judge"``) request as sent (see ``RunChannel.note_request``)."""
 
 
 def merge_usage(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:

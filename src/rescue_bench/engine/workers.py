@@ -40,7 +40,6 @@ its full stderr stays in ``OUT/.workers/worker-<k>.err``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -65,6 +64,7 @@ from rescue_bench.engine.settings import (
     share_connections,
 )
 from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, RescueError, print_traceback_if_debug
+from rescue_bench.fileio import atomic_write, atomic_write_json, loads
 from rescue_bench.labels import TASKS
 
 TOTAL, DONE = "@rescue total ", "@rescue done"
@@ -268,7 +268,7 @@ def run_workers(settings: EvalSettings, plan: WorkerPlan, *, display: str = "ful
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     settings_path = folder / "settings.json"
-    settings_path.write_text(settings.model_dump_json(), encoding="utf-8")
+    atomic_write(settings_path, settings.model_dump_json())
     if plan.auto:
         assert settings.max_connections is not None  # plan_workers: auto has more than one process only then
         states = [GO] + [PARKED] * (plan.cap - 1)
@@ -334,7 +334,7 @@ def run_workers(settings: EvalSettings, plan: WorkerPlan, *, display: str = "ful
                 f"worker {w.index} of {plan.cap} failed (exit {w.proc.returncode}): {w.error_line()} (its stderr: {w.err_path})",
                 details=w.stderr_text(),
             )
-    parts = [json.loads(w.result.read_text(encoding="utf-8")) for w in workers]
+    parts = [loads(w.result.read_text(encoding="utf-8")) for w in workers]
     shutil.rmtree(folder, ignore_errors=True)
     used = sum(1 for p in parts if p["called"])
     if chooser is not None:
@@ -345,8 +345,20 @@ def run_workers(settings: EvalSettings, plan: WorkerPlan, *, display: str = "ful
         records=[r for p in parts for r in p["records"]],
         usage=merge_usage([p["usage"] for p in parts]),
         statuses=[s for p in parts for s in p["statuses"]],
+        unanswered={k: v for p in parts for k, v in p["unanswered"].items()},
+        logs=[x for p in parts for x in p["logs"]],
+        requests=_first_requests(parts),
     )
     return evaluated, choice, checked
+
+
+def _first_requests(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first request of each kind any worker noted (worker 0's first, then the others')."""
+    found: dict[str, Any] = {}
+    for part in parts:
+        for kind, sent in part["requests"].items():
+            found.setdefault(kind, sent)
+    return found
 
 
 # --------------------------------------------------------------------------------------------------
@@ -413,18 +425,21 @@ def worker_main(argv: list[str] | None = None) -> int:
         print_traceback_if_debug()
         print(f"error: {exc.problems[0] if exc.problems else exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (RescueError, ValueError, OSError) as exc:  # a project error, an unknown model API, a bad path
+    except RescueError as exc:  # a provider that cannot be set up (no API key): its one line
+        print_traceback_if_debug()
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (ValueError, OSError) as exc:  # an unknown model API, a bad path
         print_traceback_if_debug()
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"error: {type(exc).__name__}: {first}", file=sys.stderr)
         return EXIT_BAD_INPUT
     payload: dict[str, Any] = {
         "records": evaluated.records, "usage": evaluated.usage, "statuses": evaluated.statuses,
+        "unanswered": evaluated.unanswered, "logs": evaluated.logs, "requests": evaluated.requests,
         "called": board.state(args.index) == GO,
     }
-    tmp = args.result.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(args.result)
+    atomic_write_json(args.result, payload, indent=None)
     return 0
 
 

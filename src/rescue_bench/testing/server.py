@@ -37,6 +37,10 @@ class ServerStats:
     peak_in_flight: int = 0
     """The most requests ever handled at the same time: the client's real concurrency."""
     prompt_chars: list[str] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    """Every request body as received (with ``record_bodies``): what the client really sent."""
+    paths: list[str] = field(default_factory=list)
+    """The path of every request received (with ``record_bodies``), e.g. ``/v1/chat/completions``."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -61,7 +65,9 @@ class FakeOpenAI:
     that is not a chat completion (truncated JSON, HTML, binary; per attempt too). ``stall_rate`` /
     ``stall_seconds``: share of prompts whose *first* attempt waits before answering (a retry is
     answered at once). ``latency``: seconds added to every answer. ``record_prompts`` keeps every
-    prompt's text (for prefix-reuse measurements). ``stats`` counts requests, answers, errors, stalls,
+    prompt's text (for prefix-reuse measurements), ``record_bodies`` every request body and path as
+    received (what a client really sends: temperature, roles). ``status``: answer every request with
+    that HTTP error (401: a rejected API key). ``stats`` counts requests, answers, errors, stalls,
     garbled bodies and the peak number of requests in flight.
     """
 
@@ -76,6 +82,8 @@ class FakeOpenAI:
         stall_rate: float = 0.0,
         stall_seconds: float = 0.0,
         record_prompts: bool = False,
+        record_bodies: bool = False,
+        status: int | None = None,
         seed: str = "rescue",
         port: int = 0,
     ) -> None:
@@ -87,6 +95,9 @@ class FakeOpenAI:
         self.stall_rate = stall_rate
         self.stall_seconds = stall_seconds
         self.record_prompts = record_prompts
+        self.record_bodies = record_bodies
+        self.status = status
+        """Answer every request with this HTTP status and an error body (e.g. 401: a wrong API key)."""
         self.seed = seed
         self.port = port
         """Port on 127.0.0.1 (0: any free port)."""
@@ -117,6 +128,10 @@ class FakeOpenAI:
                 except ValueError:  # a client that died mid-request: nothing to answer
                     self._send(400, b'{"error": {"message": "bad request body"}}')
                     return
+                if owner.record_bodies:
+                    with owner.stats.lock:
+                        owner.stats.bodies.append(payload)
+                        owner.stats.paths.append(self.path)
                 status, body = owner._handle(payload)
                 self._send(status, body)
 
@@ -175,6 +190,12 @@ class FakeOpenAI:
                 self.stats.in_flight -= 1
 
     def _answer(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+        if self.status is not None:
+            with self.stats.lock:
+                self.stats.requests += 1
+                self.stats.errors += 1
+            kind = "invalid_request_error" if self.status < 500 else "server_error"
+            return self.status, json.dumps({"error": {"message": f"status {self.status}", "type": kind}}).encode()
         messages = payload.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         with self.stats.lock:
