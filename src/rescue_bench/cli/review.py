@@ -549,7 +549,7 @@ def import_practice(
 
 @command(app, "export-practice")
 def export_practice(
-    out: Path = typer.Option(..., "--out", help="Output folder: results/sim.jsonl, summary.json, run.json (one sub-folder per person without --user)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder: results/sim.jsonl, summary.json, run.json (one sub-folder per person without --user)."),
     db: Optional[str] = _db_option(),
     user: Optional[str] = typer.Option(None, "--user", help="Only this person's episodes, written to --out itself."),
 ) -> None:
