@@ -36,6 +36,9 @@ psql_admin() { su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -tAc \"$1\""; }
 if [ "$(psql_admin "SELECT 1 FROM pg_roles WHERE rolname='$ROLE'")" != "1" ]; then
   psql_admin "CREATE ROLE $ROLE LOGIN CREATEDB PASSWORD '$PASSWORD'" >/dev/null
 fi
+# DROP DATABASE ... WITH (FORCE) in the tests terminates the sessions still in a test database, an
+# autovacuum worker among them: that needs pg_signal_backend (granting it again is a no-op)
+psql_admin "GRANT pg_signal_backend TO $ROLE" >/dev/null
 if [ "$(psql_admin "SELECT 1 FROM pg_database WHERE datname='$DB'")" != "1" ]; then
   psql_admin "CREATE DATABASE $DB OWNER $ROLE" >/dev/null
 fi

@@ -116,7 +116,10 @@ def _field_path(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            text = str(part)
+            if not text.isprintable():  # a key holding a line break must not split the one-line message
+                text = repr(text)[1:-1]
+            out += ("." if out else "") + text
     return out
 
 
@@ -205,7 +208,11 @@ def parse_json(
         where = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
         return None, [Problem(file, f"not valid JSON: {exc.msg} {where}", line, sample_id)]
     except ValueError as exc:  # a NaN or infinity (fileio.loads refuses them)
-        lenient = json.loads(text)
+        try:
+            lenient = json.loads(text)
+        except json.JSONDecodeError as broken:  # refused at the constant, and broken further on too
+            where = f"at column {broken.colno}" if line is not None else f"at line {broken.lineno}"
+            return None, [Problem(file, f"not valid JSON: {broken.msg} {where}", line, sample_id)]
         if sample_id is None and isinstance(lenient, dict) and isinstance(lenient.get("sample_id"), str):
             sample_id = lenient["sample_id"]
         problems = []
