@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -73,6 +73,7 @@ def test_plan_workers_auto_without_connection_bound_is_one_process() -> None:
     assert plan_workers("auto", cpus=8, max_connections=64, baseline=True).cap == 1
 
 
+@settings(deadline=None)  # a pure function; the default 200 ms deadline flaked on a loaded machine
 @given(st.integers(1, 64), st.floats(0, 1), st.integers(0, 10_000))
 def test_scale_workers_within_bounds(cap: int, busy: float, remaining: int) -> None:
     n = scale_workers(cap=cap, busy=busy, remaining=remaining)
