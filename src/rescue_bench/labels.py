@@ -7,10 +7,24 @@ baselines, reports) imports from here, so a label can never differ between two p
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeVar, get_args
 
 Scenario = Literal["couple", "family"]
 SCENARIOS: tuple[Scenario, ...] = ("couple", "family")
+
+POOLED = "both"
+"""The pooled scenario (couple and family clips together, the paper's "Both" column): the key of the
+pooled numbers in summaries, reports, the agent's and the simulator's metrics."""
+SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, POOLED)
+"""The scenarios every summary reports: each one, then the pooled one."""
+
+_R = TypeVar("_R", bound=Mapping[str, Any])
+
+
+def in_scenario(records: Iterable[_R], scenario: str) -> list[_R]:
+    """The records of ``scenario`` (its ``"scenario"`` field); :data:`POOLED` keeps all of them."""
+    return list(records) if scenario == POOLED else [r for r in records if r["scenario"] == scenario]
 
 THERAPIST = "Therapist"
 GROUP_LABELS: dict[str, str] = {"couple": "Couple", "family": "Family"}

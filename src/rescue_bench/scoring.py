@@ -11,31 +11,33 @@ answer gets judge score 1 and (ER) intensity score 1 without a judge call, and B
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rescue_bench.contract import JUDGE_SCALE, RANK_SIZE, TARGET_SCALE, VIEWPOINT_SCALE
-from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, SCENARIOS, TASKS, Scenario
-from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
-from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
+from rescue_bench.contract import TARGET_SCALE, VIEWPOINT_SCALE
+from rescue_bench.labels import SUMMARY_SCENARIOS, TASKS, Scenario, in_scenario
+from rescue_bench.task_table import INVALID_BERTSCORE, INVALID_JUDGE_SCORE, TASK_TABLE, rule
 
-SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, "both")
+__all__ = [
+    "AUTHORS_RUBRIC_MAX",
+    "HEADLINE",
+    "INVALID_BERTSCORE",
+    "INVALID_JUDGE_SCORE",
+    "SUMMARY_SCENARIOS",
+    "ResultRecord",
+    "base_record",
+    "bertscore_pairs",
+    "parse_answer",
+    "summarize",
+    "task_metrics",
+    "with_authors_judge",
+    "with_judge",
+]
 
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "itp": ("precision", "recall", "f1", "accuracy", "balanced_accuracy"),
-    "rpp": ("accuracy", "macro_f1", "recall_at_3", "mrr"),
-    "stp": ("recall_at_1", "recall_at_2", "recall_at_3", "mrr"),
-    "ssp": ("recall_at_1", "recall_at_2", "recall_at_3", "mrr"),
-    "er": ("judge", "intensity", "score", "bertscore"),
-    "vp": ("judge", "bertscore"),
-}
-"""The metrics of each task in ``summary.json``, in display order."""
-
-INVALID_JUDGE_SCORE = JUDGE_SCALE.lo
-"""The judge score (and ER intensity score) of an invalid answer: the scale's lowest value."""
-INVALID_BERTSCORE = 0.0
+HEADLINE: dict[str, tuple[str, ...]] = {task: r.headline for task, r in TASK_TABLE.items()}
+"""The metrics of each task in ``summary.json``, in display order (from the task table)."""
 
 
 class ResultRecord(BaseModel):
@@ -71,16 +73,7 @@ def parse_answer(task: str, raw: str | None, candidates: Sequence[str], particip
     """``(prediction, valid, error)`` of a raw answer for ``task`` (see :mod:`rescue_bench.parse`)."""
     if raw is None:
         return None, False, "no answer"
-    if task == "itp":
-        parsed = parse_itp(raw)
-    elif task in RANKED_TASKS:
-        parsed = parse_ranking(raw, list(candidates), k=RANK_SIZE, keep_positions=True)
-    elif task == "er":
-        parsed = parse_er(raw)
-    elif task == "vp":
-        parsed = parse_vp(raw, list(participants))
-    else:
-        raise ValueError(f"unknown task {task!r}")
+    parsed = rule(task).parse(raw, candidates, participants)
     return (parsed.prediction if parsed.valid else None), parsed.valid, parsed.error
 
 
@@ -88,17 +81,7 @@ def base_record(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
     """The judge-free part of a result record for ``instance`` (an ``Instance`` dump) and its raw answer."""
     task = instance["task"]
     prediction, valid, error = parse_answer(task, raw, instance.get("candidates", []), instance.get("participants", []))
-    extra: dict[str, Any] = {}
-    if task == "er":
-        extra["intensity_score"] = (
-            intensity_score(prediction["intensity"], instance["gold"]["intensity"]) if valid else float(INVALID_JUDGE_SCORE)
-        )
-        extra["judge_score"] = None if valid else INVALID_JUDGE_SCORE
-        extra["score"] = None if valid else float(INVALID_JUDGE_SCORE)
-        extra["bertscore"] = None if valid else INVALID_BERTSCORE
-    elif task == "vp":
-        extra["judge_score"] = None if valid else INVALID_JUDGE_SCORE
-        extra["bertscore"] = None if valid else INVALID_BERTSCORE
+    extra = rule(task).extras(prediction, valid, instance)
     return ResultRecord(
         id=instance["id"],
         task=task,
@@ -121,8 +104,9 @@ def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = 
     if not record["valid"]:
         return record
     out = dict(record, judge_score=judge_score, judge_flagged=flagged)
-    if out["task"] == "er":
-        out["score"] = None if judge_score is None else er_score(judge_score, out["intensity_score"])
+    follow = rule(out["task"]).after_judge
+    if follow is not None:
+        out.update(follow(out, judge_score))
     return out
 
 
@@ -147,20 +131,10 @@ def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
     ER compares the emotion descriptions; VP compares the predicted viewpoint descriptions, joined in
     order, with the gold ones joined the same way.
     """
-    if not record["valid"] or record["task"] not in JUDGED_TASKS:
+    texts = TASK_TABLE[record["task"]].bert_texts if record["task"] in TASK_TABLE else None
+    if not record["valid"] or texts is None:
         return None
-    if record["task"] == "er":
-        return record["prediction"]["emotion"], record["gold"]["emotion"]
-    pred = "; ".join(v["viewpoint"] for v in record["prediction"])
-    gold = "; ".join(v["viewpoint"] for v in record["gold"])
-    return pred, gold
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    values = list(values)
-    if not values or any(v is None for v in values):
-        return None
-    return sum(values) / len(values)  # type: ignore[arg-type]
+    return texts(record)
 
 
 def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
@@ -170,28 +144,7 @@ def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, floa
     """
     if not records:
         return {m: None for m in HEADLINE[task]}
-    golds = [r["gold"] for r in records]
-    preds = [r["prediction"] for r in records]
-    if task == "itp":
-        return dict(binary_metrics(golds, preds, positive="yes"))
-    if task == "rpp":
-        return dict(rpp_metrics(golds, preds))
-    if task in ("stp", "ssp"):
-        return dict(ranking_metrics(golds, preds))
-    if task == "er":
-        return {
-            "judge": _mean(r["judge_score"] for r in records),
-            "intensity": _mean(r["intensity_score"] for r in records),
-            "score": _mean(r["score"] for r in records),
-            "bertscore": _mean(r["bertscore"] for r in records),
-        }
-    out = {
-        "judge": _mean(r["judge_score"] for r in records),
-        "bertscore": _mean(r["bertscore"] for r in records),
-    }
-    if any("judge_authors" in r for r in records):
-        out["judge_authors"] = _mean(r.get("judge_authors") for r in records)
-    return out
+    return rule(task).metrics(records)
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -204,7 +157,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str
         items = by_task[task]
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
-            chosen = items if scenario == "both" else [r for r in items if r["scenario"] == scenario]
+            chosen = in_scenario(items, scenario)
             metrics = task_metrics(task, chosen)
             metrics = {m: metrics.get(m) for m in (*HEADLINE[task], *(k for k in metrics if k not in HEADLINE[task]))}
             metrics["n"] = len(chosen)

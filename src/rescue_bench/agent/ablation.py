@@ -24,6 +24,7 @@ from rescue_bench.agent.metrics import BY_NAME, GROUPS
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.agent.points import SINGLE_TASKS, DecisionPoint
 from rescue_bench.data.models import Clip
+from rescue_bench.labels import POOLED
 from rescue_bench.metrics import AdditiveStatistic, binary_statistic, mean_statistic
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
 
@@ -214,7 +215,7 @@ def _support(metric: Any) -> Callable[[Sequence[Record]], int]:
 
 def subset(comparison: Comparison, scenario: str) -> Comparison:
     """The comparison restricted to one scenario (``both``: unchanged)."""
-    if scenario == "both":
+    if scenario == POOLED:
         return comparison
     return Comparison(
         comparison.name,

@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from rescue_bench.labels import SCENARIOS
+from rescue_bench.labels import SUMMARY_SCENARIOS as LABEL_SUMMARY_SCENARIOS
+from rescue_bench.labels import in_scenario
 from rescue_bench.metrics import AdditiveStatistic
 
 NAN = math.nan
@@ -311,7 +312,7 @@ GROUP_TITLES = {
     "neglect": "Neglect of the most distressed client",
     "validity": "Invalid answers",
 }
-SUMMARY_SCENARIOS: tuple[str, ...] = (*SCENARIOS, "both")
+SUMMARY_SCENARIOS: tuple[str, ...] = LABEL_SUMMARY_SCENARIOS
 
 
 def _clean(value: float) -> float | None:
@@ -347,7 +348,7 @@ def chain_metrics(records: Sequence[Record]) -> dict[str, Any]:
 def summarize_chain(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
     """``{scenario: chain_metrics}`` for couple, family and both (the ``agent`` entry of summary.json)."""
     return {
-        s: chain_metrics(list(records) if s == "both" else [r for r in records if r["scenario"] == s])
+        s: chain_metrics(in_scenario(records, s))
         for s in SUMMARY_SCENARIOS
     }
 

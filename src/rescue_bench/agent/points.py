@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.labels import THERAPIST, TaskName, patterns, strategies
+from rescue_bench.labels import RANKED_TASKS, THERAPIST, TaskName, patterns, strategies
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.instance import CueMode, RowView, instance_id
 from rescue_bench.tasks.itp import build_itp
@@ -220,7 +220,7 @@ def build_points(clip: Clip, options: AgentOptions | None = None) -> list[Decisi
         gold = point_gold(clip, k, inst.gold, options)
         sid = clip.sample_id
         single = {"itp": inst.id, "er": instance_id("er", sid, k + 1), "vp": instance_id("vp", sid, k + 1)}
-        for task in ("rpp", "stp", "ssp"):
+        for task in RANKED_TASKS:
             single[task] = instance_id(task, sid, k + 2)
         out.append(
             DecisionPoint(

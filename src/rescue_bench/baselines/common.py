@@ -18,6 +18,7 @@ import numpy as np
 
 from rescue_bench import contract
 from rescue_bench.labels import GROUP_LABELS
+from rescue_bench.task_table import TASK_TABLE
 from rescue_bench.tasks.instance import Instance
 
 H = TypeVar("H", bound=Hashable)
@@ -140,17 +141,17 @@ def roles_to_labels(inst: Instance, roles: Iterable[str]) -> list[str]:
 
 def gold_class(inst: Instance, stp_roles: bool) -> str:
     """The class a label baseline learns: the gold label, or its STP role when ``stp_roles``."""
-    return stp_role(inst, inst.gold) if stp_roles and inst.task == "stp" else inst.gold
+    return stp_role(inst, inst.gold) if stp_roles and TASK_TABLE[inst.task].target_roles else inst.gold
 
 
 def class_order(inst: Instance, stp_roles: bool) -> Sequence[str]:
     """Tie-break order of classes: candidate order (or role order for STP roles)."""
-    return STP_ROLES if stp_roles and inst.task == "stp" else inst.candidates
+    return STP_ROLES if stp_roles and TASK_TABLE[inst.task].target_roles else inst.candidates
 
 
 def to_labels(inst: Instance, classes: Iterable[str], stp_roles: bool) -> list[str]:
     """Preferred classes as labels of ``inst`` (expanding STP roles)."""
-    return roles_to_labels(inst, classes) if stp_roles and inst.task == "stp" else list(classes)
+    return roles_to_labels(inst, classes) if stp_roles and TASK_TABLE[inst.task].target_roles else list(classes)
 
 
 # -- answers ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 from rescue_bench.baselines.common import Guess
 from rescue_bench.baselines.counting import majority
 from rescue_bench.labels import THERAPIST
+from rescue_bench.task_table import TASK_TABLE
 from rescue_bench.tasks.instance import Instance
 
 
@@ -26,6 +27,6 @@ def addressed_to_therapist(inst: Instance) -> bool:
 
 def shortcut(pool: list[Instance], tests: list[Instance], seed: int) -> dict[str, Guess]:
     """ITP: ``yes`` iff :func:`addressed_to_therapist`; every other task: :func:`majority`."""
-    if tests and tests[0].task == "itp":
+    if tests and TASK_TABLE[tests[0].task].binary:
         return {t.id: ["yes", "no"] if addressed_to_therapist(t) else ["no", "yes"] for t in tests}
     return majority(pool, tests, seed)

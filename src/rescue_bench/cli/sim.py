@@ -34,6 +34,7 @@ from rescue_bench.cli._common import (
     fail,
 )
 from rescue_bench.cli.eval import default_out
+from rescue_bench.labels import SUMMARY_SCENARIOS
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -82,11 +83,11 @@ def print_sim_summary(summary: dict[str, Any], title: str) -> None:
     console.print(f"[bold]{escape(title)}[/bold]")
     table = Table(show_edge=False)
     table.add_column("metric [95% CI over clips]")
-    for s in ("couple", "family", "both"):
+    for s in SUMMARY_SCENARIOS:
         table.add_column(f"{s} ({per[s]['episodes']} ep.)", justify="right")
     for m in METRICS:
         cells = []
-        for s in ("couple", "family", "both"):
+        for s in SUMMARY_SCENARIOS:
             v = per[s][m.name]
             cells.append(f"{_fmt(v['value'], m.kind)} [{_fmt(v['ci_low'], m.kind)}, {_fmt(v['ci_high'], m.kind)}]" if v["value"] is not None else "-")
         table.add_row(m.name + (" (%)" if m.kind == "pct" else ""), *cells)
@@ -222,11 +223,11 @@ def fidelity_command(
     console.print(f"[bold]{escape(simulator)}: first step against the real next turn[/bold]")
     table = Table(show_edge=False)
     table.add_column("metric [95% CI over clips]")
-    for s in ("couple", "family", "both"):
+    for s in SUMMARY_SCENARIOS:
         table.add_column(f"{s} ({per[s]['points']} pts)", justify="right")
     for key, kind, label in FIDELITY_METRICS:
         cells = []
-        for s in ("couple", "family", "both"):
+        for s in SUMMARY_SCENARIOS:
             v = per[s][key]
             k = "pct" if kind == "pct" else "num"
             cells.append(f"{_fmt(v['value'], k)} [{_fmt(v['ci_low'], k)}, {_fmt(v['ci_high'], k)}]" if v["value"] is not None else "-")

@@ -6,13 +6,12 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rescue_bench.labels import SCENARIOS
+from rescue_bench.labels import POOLED, SCENARIOS
 from rescue_bench.metrics._util import Key, key_fn
 
 __all__ = ["POOLED", "mean_by", "mean_by_scenario"]
 
-POOLED = "all"
-"""Key of the pooled (both scenarios) mean, as in the paper reference file."""
+# POOLED (the key of the pooled mean) is the one spelling of the pooled scenario, from labels.
 
 
 def _mean(values: list[float]) -> float:
@@ -39,7 +38,7 @@ def mean_by_scenario(
 ) -> dict[str, float]:
     """Micro mean (over instances) of ``value_fn`` for ``couple``, ``family`` and both pooled.
 
-    Returns ``{"couple": ..., "family": ..., "all": ...}``; a scenario without records gives NaN.
+    Returns ``{"couple": ..., "family": ..., "both": ...}`` (:data:`~rescue_bench.labels.POOLED`); a scenario without records gives NaN.
     The pooled mean weights every instance equally (so it is dominated by the larger couple set, as
     in the paper's "Both" column), not the mean of the two scenario means. A scenario value other
     than ``couple``/``family`` is kept under its own key and counted in the pooled mean.

@@ -28,12 +28,13 @@ import numpy as np
 from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
 from rescue_bench.agent.metrics import REFERENCE_METRICS, REFERENCE_POLICIES, reference_metrics
+from rescue_bench.labels import POOLED, SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available, level_text, paired_delta_ci
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
 
-SCENARIOS3 = ("couple", "family", "both")
+SCENARIOS3 = SUMMARY_SCENARIOS
 CLUSTER = "sample_id"
 STEP_FIGURE = {
     "when_f1": "when\nF1",
@@ -54,7 +55,7 @@ def _clean(value: Any) -> float | None:
 
 
 def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
-    return list(records) if scenario == "both" else [r for r in records if r["scenario"] == scenario]
+    return in_scenario(records, scenario)
 
 
 def agent_runs(runs: Sequence[Run]) -> list[Run]:
@@ -85,7 +86,7 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
             value = values[m.name]
             low = high = None
             if value is not None and interval_available(n_clips):
-                strata = "scenario" if scenario == "both" else None  # the pooled number keeps each scenario's clips
+                strata = "scenario" if scenario == POOLED else None  # the pooled number keeps each scenario's clips
                 lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed, strata=strata)
                 low, high = _clean(lo), _clean(hi)
             out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name], "clips": n_clips}
@@ -133,9 +134,9 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
             policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
             for policy, per in reference_metrics(records).items()
         }
-        stored = (run.summary.get(AGENT_TASK) or {}).get("both") or {}
+        stored = (run.summary.get(AGENT_TASK) or {}).get(POOLED) or {}
         for m in METRICS:
-            mine, theirs = out["metrics"][run.name]["both"][m.name]["value"], _clean(stored.get(m.name))
+            mine, theirs = out["metrics"][run.name][POOLED][m.name]["value"], _clean(stored.get(m.name))
             if (mine is None) != (theirs is None) or (mine is not None and theirs is not None and abs(mine - theirs) > 1e-9):
                 out["warnings"].append(f"{run.path / 'summary.json'} disagrees with its records (agent/both/{m.name}); the report uses the records")
         single_dir = run.path / "single"
@@ -203,7 +204,7 @@ def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> 
         for group in GROUPS:
             groups[len(rows)] = GROUP_TITLES[group]
             for m in (m for m in METRICS if m.group == group):
-                rows.append([m.label] + [T.fmt_ci(per[s][m.name], m.kind) for s in SCENARIOS3] + [str(per["both"][m.name]["support"])])
+                rows.append([m.label] + [T.fmt_ci(per[s][m.name], m.kind) for s in SCENARIOS3] + [str(per[POOLED][m.name]["support"])])
         title = f"Support agent: {name} (state {run['state']}, {run['points']} decision points)"
         tables.append(T.Table(name=f"agent_ci_{k}", title=title, header=header, rows=rows, groups=groups, notes=_notes(confidence, n_resamples)))
     return tables
@@ -221,10 +222,10 @@ def reference_tables(agent: dict[str, Any]) -> list[T.Table]:
     for k, run in enumerate(agent["runs"]):
         name = run["name"]
         header = [("", "Policy")] + [("", REFERENCE_HEADERS[m]) for m in REFERENCE_METRICS]
-        mine = agent["metrics"][name]["both"]
+        mine = agent["metrics"][name][POOLED]
         rows = [[f"agent: {name}"] + [T.fmt(mine[m]["value"], "pct") for m in REFERENCE_METRICS]]
         for policy, label in REFERENCE_POLICIES:
-            values = agent["references"][name][policy]["both"]
+            values = agent["references"][name][policy][POOLED]
             rows.append([label] + [T.fmt(values[m], "pct") for m in REFERENCE_METRICS])
         notes = [
             f"Reference rows use the gold of the same {run['points']} decision points, no model call: always silent never "
@@ -275,7 +276,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
             comparison_table(
                 f"agent_vs_single_{k}",
                 f"Chain vs the six single-task prompts on the same rows: {run['name']} (state {run['state']}), both scenarios",
-                rows["both"],
+                rows[POOLED],
                 "chain",
                 "single task",
                 [
@@ -292,7 +293,7 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
             comparison_table(
                 f"agent_state_ablation_{k}",
                 f"State ablation: --state explicit ({pair['explicit']}) vs none ({pair['none']}), both scenarios",
-                pair["rows"]["both"],
+                pair["rows"][POOLED],
                 "explicit",
                 "none",
                 [
@@ -341,7 +342,7 @@ def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path,
     legend = {r["name"]: f"{r['name']}, state {r['state']}" for r in agent["runs"]}
     fig, axes = _figure(3.2 + 0.15 * len(names))
     ax = axes[0, 0]
-    _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent["metrics"][n]["both"][m] for m in STEP_FIGURE]) for n in names], "pct")
+    _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent["metrics"][n][POOLED][m] for m in STEP_FIGURE]) for n in names], "pct")
     ax.set_ylabel("percent (both scenarios)")
     ax.set_ylim(0, 105)
     ax.set_title("Support agent: steps of the chain and joint success (error bars: bootstrap CI over clips)")
@@ -353,7 +354,7 @@ def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path,
                       "with cluster-bootstrap intervals."))
     fig, axes = _figure(3.0 + 0.15 * len(names))
     ax = axes[0, 0]
-    series = [(legend[n], [agent["metrics"][n]["both"]["neglect_agent"], agent["metrics"][n]["both"]["neglect_therapist"]]) for n in names]
+    series = [(legend[n], [agent["metrics"][n][POOLED]["neglect_agent"], agent["metrics"][n][POOLED]["neglect_therapist"]]) for n in names]
     _bars(ax, ["agent", "real therapist"], series, "pct")
     ax.set_ylabel("turns leaving that client out (%)")
     ax.set_ylim(0, 105)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from rescue_bench.labels import GROUP_LABELS, RANKED_TASKS, SCENARIOS, patterns, strategies
+from rescue_bench.labels import GROUP_LABELS, POOLED, RANKED_TASKS, SCENARIOS, in_scenario, patterns
 from rescue_bench.metrics import (
     AdditiveStatistic,
     benjamini_hochberg,
@@ -46,14 +46,15 @@ from rescue_bench.metrics import (
     top1,
 )
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS, summarize, task_metrics
+from rescue_bench.task_table import TASK_TABLE, rule
 
 Records = Sequence[dict[str, Any]]
 
 CLUSTER_KEY = "sample_id"
 ID_KEY = "id"
 N_BINS = 10
-TOP1_METRIC = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
-"""The paper's top-1 column of each ranking task (compared with the majority-class share)."""
+TOP1_METRIC = {task: r.top1 for task, r in TASK_TABLE.items() if r.top1 is not None}
+"""The paper's top-1 column of each ranking task (compared with the majority-class share), from the task table."""
 JUDGED_FIELDS = {"judge": "judge_score", "intensity": "intensity_score", "score": "score", "bertscore": "bertscore"}
 
 
@@ -62,7 +63,7 @@ JUDGED_FIELDS = {"judge": "judge_score", "intensity": "intensity_score", "score"
 # ------------------------------------------------------------------------------------------------
 
 
-POOLED_SCENARIO = "both"
+POOLED_SCENARIO = POOLED
 """The scenario that pools couple and family clips; its intervals resample within each scenario."""
 
 
@@ -79,7 +80,7 @@ def clean(value: Any) -> float | None:
 
 def subset(records: Records, scenario: str) -> list[dict[str, Any]]:
     """The records of one scenario (``both``: all of them)."""
-    return list(records) if scenario == "both" else [r for r in records if r["scenario"] == scenario]
+    return in_scenario(records, scenario)
 
 
 def clip_count(records: Iterable[dict[str, Any]]) -> int:
@@ -171,9 +172,9 @@ def exact_statistic(task: str, metric: str) -> Callable[[Sequence[dict[str, Any]
 
 def additive_statistic(task: str, metric: str) -> AdditiveStatistic | None:
     """The metrics module's vectorisable twin of ``task_metrics(task, .)[metric]``, if there is one."""
-    if task == "itp":
+    if rule(task).binary:
         return binary_statistic(metric, "gold", "prediction")
-    if task in RANKED_TASKS:
+    if rule(task).ranked:
         if metric == "macro_f1":
             return macro_f1_statistic("gold", lambda r: top1(r["prediction"]))
         name = "recall_at_1" if metric == "accuracy" else metric
@@ -245,7 +246,7 @@ def headline_cis(
                     lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed, strata=strata)
                     low, high = clean(lo), clean(hi)
                 entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
-                if task == "itp" and metric == "f1":
+                if rule(task).binary and metric == "f1":
                     entry["constant"] = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
                 out[task][scenario][metric] = entry
     return out
@@ -267,7 +268,7 @@ def majority_shares(records_by_task: dict[str, Records]) -> dict[str, dict[str, 
             golds = [r["gold"] for r in subset(records, scenario)]
             label, share = majority_share(golds)
             entry: dict[str, Any] = {"label": label, "share": clean(share)}
-            if task == "stp":
+            if rule(task).target_roles:
                 roles = [target_role(r["gold"], r["scenario"]) for r in subset(records, scenario)]
                 role, role_share = majority_share(roles)
                 entry.update(role=role, role_share=clean(role_share))
@@ -382,11 +383,11 @@ def target_role(label: str | None, scenario: str) -> str:
 def label_order(task: str, scenario: str, golds: Iterable[str]) -> list[str]:
     """Gold labels in display order: the closed set's order, then labels found outside it."""
     found = list(dict.fromkeys(golds))
-    if task == "rpp":
-        base = list(patterns(scenario)) if scenario in SCENARIOS else list(dict.fromkeys([*patterns("couple"), *patterns("family")]))
-    elif task == "ssp":
-        base = list(strategies(scenario)) if scenario in SCENARIOS else list(dict.fromkeys([*strategies("couple"), *strategies("family")]))
-    elif task == "stp":
+    r = rule(task)
+    closed = r.closed_labels
+    if closed is not None:
+        base = list(closed(scenario)) if scenario in SCENARIOS else list(dict.fromkeys([*closed("couple"), *closed("family")]))
+    elif r.target_roles:
         groups = [GROUP_LABELS[scenario]] if scenario in SCENARIOS else list(GROUP_LABELS.values())
         base = [g for g in groups if g in found] + sorted(x for x in found if x not in groups)
     else:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rescue_bench.labels import RANKED_TASKS, SCENARIOS, patterns
+from rescue_bench.labels import POOLED, RANKED_TASKS, SCENARIOS, patterns
 from rescue_bench.metrics import level_text
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
@@ -289,15 +289,15 @@ def build_tables(report: Report) -> dict[str, T.Table]:
     runs = [(r.name, r.baseline, _points(report, r.name)) for r in report.runs]
     backbones = {r.name: r.bertscore_backbone for r in report.runs}
     clips = report.clips_all
-    paper_clips = {**report.paper.table6_clips, "both": sum(report.paper.table6_clips.values())}
+    paper_clips = {**report.paper.table6_clips, POOLED: sum(report.paper.table6_clips.values())}
     out: dict[str, T.Table] = {}
     out["table5"] = T.paper_layout(
         runs,
         T.paper_rows_table5(table5(), table11()),
-        "both",
+        POOLED,
         name="table5",
         backbones=backbones,
-        title=f"Table 5 layout: both scenarios pooled {T.scenario_caption('both', clips['both'], paper_clips['both']).removeprefix('Both ')}",
+        title=f"Table 5 layout: both scenarios pooled {T.scenario_caption(POOLED, clips[POOLED], paper_clips[POOLED]).removeprefix('Both ')}",
     )
     for s in SCENARIOS:
         out[f"table11_{s}"] = T.paper_layout(
@@ -322,14 +322,15 @@ def build_tables(report: Report) -> dict[str, T.Table]:
 
 def per_label_tables(report: Report) -> list[T.Table]:
     names = [r.name for r in report.runs]
-    paper = report.paper.per_label_rpp_accuracy_avg_over_models or {}
+    # the paper publishes per-label accuracy (averaged over its models) for RPP only
+    paper = {"rpp": report.paper.per_label_rpp_accuracy_avg_over_models or {}}
     tables = []
     s: str  # a scenario, then a summary scenario (both loops below)
     for task in RANKED_TASKS:
         for s in SCENARIOS:
             per_run = [(n, report.per_label[n][task][s]) for n in names if s in (report.per_label[n].get(task) or {})]
             if per_run:
-                tables.append(T.per_label_table(task, s, per_run, paper=paper.get(s) if task == "rpp" else None))
+                tables.append(T.per_label_table(task, s, per_run, paper=paper[task].get(s) if task in paper else None))
     role_runs = [(n, report.stp_roles[n]) for n in names if n in report.stp_roles]
     for s in SUMMARY_SCENARIOS:
         per_run = [(n, per[s]) for n, per in role_runs if per.get(s)]
@@ -395,7 +396,8 @@ def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
             if per:
                 path = F.distribution_plot(per, title, xlabel, fig_dir / file)
                 out.append((path, f"{fig}: {title.lower()} per scenario."))
-    paper = report.paper.per_label_rpp_accuracy_avg_over_models or {}
+    # the paper publishes per-label accuracy (averaged over its models) for RPP only
+    paper = {"rpp": report.paper.per_label_rpp_accuracy_avg_over_models or {}}
     for s in SCENARIOS:
         per_run = [(n, report.per_label[n]["rpp"][s]) for n in names if s in (report.per_label[n].get("rpp") or {})]
         if per_run:
@@ -434,7 +436,7 @@ def _overview_html(report: Report) -> str:
         c = report.clips[r.name]
         rows.append(
             [r.name, r.model, r.path, r.judge or "–", r.mode or "–",
-             ", ".join(r.tasks), f"{c['couple']} / {c['family']} / {c['both']}"]
+             ", ".join(r.tasks), f"{c['couple']} / {c['family']} / {c[POOLED]}"]
         )
     table = T.Table(
         name="runs", title="Runs",

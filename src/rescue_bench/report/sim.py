@@ -23,13 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rescue_bench.labels import POOLED, SUMMARY_SCENARIOS
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import Run
 from rescue_bench.sim import METRICS, SIM_TASK, manipulation_check, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
 
-SCENARIOS3 = ("couple", "family", "both")
+SCENARIOS3 = SUMMARY_SCENARIOS
 PAIR_KEYS = ("simulator", "gamma", "lambda", "horizon")
 MAX_TRAJECTORIES = 6
 
@@ -151,8 +152,8 @@ def sim_tables(sim: dict[str, Any], *, confidence: float, n_resamples: int) -> l
     if fnames:
         rows = []
         for key, kind, label in FIDELITY_METRICS:
-            rows.append([label, *(_cell(sim["fidelity"][n]["both"][key], "pct" if kind == "pct" else "num") for n in fnames)])
-        rows.append(["points", *(str(sim["fidelity"][n]["both"]["points"]) for n in fnames)])
+            rows.append([label, *(_cell(sim["fidelity"][n][POOLED][key], "pct" if kind == "pct" else "num") for n in fnames)])
+        rows.append(["points", *(str(sim["fidelity"][n][POOLED]["points"]) for n in fnames)])
         out.append(T.Table(name="sim_fidelity", title="Simulator fidelity: its first step against the real next client turn (both scenarios)",
                            header=[("", "metric"), *(("", n) for n in fnames)], rows=rows, notes=[note]))
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rescue_bench.labels import POOLED
 from rescue_bench.metrics.coverage import (
     COVERAGE_SOURCE,
     MIN_CLUSTERS_FOR_INTERVAL,
@@ -24,6 +25,7 @@ from rescue_bench.metrics.coverage import (
 )
 from rescue_bench.report.analysis import CORRECTIONS, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+from rescue_bench.task_table import TASK_TABLE, rule
 
 MISSING = "–"
 DAGGER = "†"
@@ -59,8 +61,8 @@ PAPER_COLUMNS: tuple[Column, ...] = (
 )
 """The paper's Table 5 / Table 11 columns and where each comes from."""
 
-SCENARIO_NAMES = {"couple": "Couple", "family": "Family", "both": "Both"}
-TASK_LABELS = {"itp": "ITP", "rpp": "RPP", "stp": "STP", "ssp": "SSP", "er": "ER", "vp": "VP"}
+SCENARIO_NAMES = {"couple": "Couple", "family": "Family", POOLED: "Both"}
+TASK_LABELS = {task: r.label for task, r in TASK_TABLE.items()}
 
 
 @dataclass
@@ -94,9 +96,7 @@ class Table:
 
 def metric_kind(task: str, metric: str) -> str:
     """``pct`` (fraction shown x100), ``judge`` (1-5 scale) or ``bert`` (BERTScore in [0, 1])."""
-    if task in ("er", "vp"):
-        return "bert" if metric == "bertscore" else "judge"
-    return "pct"
+    return rule(task).kind(metric)
 
 
 def to_display(value: float | None, kind: str) -> float | None:
@@ -222,7 +222,7 @@ def paper_layout(
             cells = []
             for c in PAPER_COLUMNS:
                 text = fmt_display(paper[model].get(c.paper_key), metric_kind(c.task, c.metric))
-                if c.task == "itp" and text != MISSING:
+                if not rule(c.task).paper_comparable and text != MISSING:
                     text += DAGGER
                 cells.append(text)
             rows.append([f"{model} (paper)" if model == "Average" else model, *cells])
@@ -252,7 +252,7 @@ def backbone_note(backbones: dict[str, str | None], *, paper: bool) -> str:
 def paper_rows_table5(table5: dict[str, dict[str, float]], table11: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
     """The paper's Table 5 models plus their printed average (Table 11's ``Average``/``both``)."""
     rows = {m: dict(v) for m, v in table5.items()}
-    average = (table11.get("Average") or {}).get("both")
+    average = (table11.get("Average") or {}).get(POOLED)
     if average:
         rows["Average"] = dict(average)
     return rows
@@ -310,7 +310,6 @@ def ci_table(
     header = [("", "Task"), ("", "Metric")] + [("", scenario_caption(s, clips.get(s), confidence=confidence)) for s in SUMMARY_SCENARIOS]
     rows: list[list[str]] = []
     groups: dict[int, str] = {}
-    top1 = {"rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1"}
     for name, cis, cnt, majority in runs:
         groups[len(rows)] = name
         for task in HEADLINE:
@@ -323,11 +322,11 @@ def ci_table(
             for metric in HEADLINE[task]:
                 kind = metric_kind(task, metric)
                 rows.append([TASK_LABELS[task], metric] + [_with_chance(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
-                if task == "itp" and metric == "f1":
+                if rule(task).binary and metric == "f1":
                     rows.append([TASK_LABELS[task], "f1 of always yes / always no"] + [_constant(cis[task][s][metric]) for s in SUMMARY_SCENARIOS])
-                if top1.get(task) == metric and task in majority:
+                if rule(task).top1 == metric and task in majority:
                     rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], "share", "label"))
-                    if task == "stp":
+                    if rule(task).target_roles:
                         rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
     notes = [
         f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips "

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rescue_bench.data.models import Clip
-from rescue_bench.labels import THERAPIST, patterns, strategies
+from rescue_bench.labels import SUMMARY_SCENARIOS, THERAPIST, in_scenario, patterns, strategies
 from rescue_bench.metrics import bootstrap_ci, mean_statistic
 from rescue_bench.prompts.render import JUDGE_SYSTEM, Prompt, render_rows
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
@@ -47,7 +47,7 @@ from rescue_bench.tasks.stp import resolve_target, strategy_type
 FIDELITY_TASK = "fidelity"
 REAL_THERAPIST = "baseline/real_therapist"
 """The agent of a fidelity episode: the real therapist's next move, replayed."""
-SCENARIOS3 = ("couple", "family", "both")
+SCENARIOS3 = SUMMARY_SCENARIOS
 PLAUSIBILITY_FLOOR = 1
 """The judge's rating of a step without a client turn (as an unusable agent turn scores)."""
 
@@ -210,7 +210,7 @@ def summarize_fidelity(records: Sequence[dict[str, Any]], *, n_resamples: int = 
     """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips"}}``."""
     out: dict[str, Any] = {}
     for scenario in SCENARIOS3:
-        chosen = [r for r in records if scenario == "both" or r["scenario"] == scenario]
+        chosen = in_scenario(records, scenario)
         entry: dict[str, Any] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen})}
         for key, _, _ in FIDELITY_METRICS:
             have = [r for r in chosen if _value(r, key) is not None]

@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from rescue_bench.labels import SCENARIOS
+from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
 from rescue_bench.sim.state import HiddenState, is_repaired, max_distress, objective
 
 Record = dict[str, Any]
 CLUSTER = "sample_id"
-SCENARIOS3: tuple[str, ...] = (*SCENARIOS, "both")
+SCENARIOS3: tuple[str, ...] = SUMMARY_SCENARIOS
 
 
 def attention_balance(steps: Sequence[Record], clients: Sequence[str]) -> float | None:
@@ -158,7 +158,7 @@ def _clean(value: float) -> float | None:
 
 
 def subset(records: Sequence[Record], scenario: str) -> list[Record]:
-    return list(records) if scenario == "both" else [r for r in records if r["scenario"] == scenario]
+    return in_scenario(records, scenario)
 
 
 def summarize(records: Sequence[Record], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict[str, Any]:

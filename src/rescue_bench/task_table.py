@@ -1,0 +1,242 @@
+"""The task table: each task's scoring rules, declared once (SPEC sections 4 and 5).
+
+One :class:`TaskRule` per task says how its raw answer is parsed, which fields its result record
+carries beyond the common ones, how its metrics are computed from records, which of them the
+summary shows (and in what order), which one the paper puts first (its headline), which one is the
+top-1 number compared with the majority-class share, whether a judge model scores it, and what a
+progress display shows while a run is going. Scoring, the report and the agent read these rules
+from :data:`TASK_TABLE` instead of testing ``task == "..."`` each on their own, so adding or
+changing a task's rule is one edit here.
+
+The module sits just above the parsers and the metrics (it imports both) and below
+:mod:`rescue_bench.scoring`, which builds records and summaries with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rescue_bench.contract import JUDGE_SCALE, RANK_SIZE
+from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, TASKS, TaskName, patterns, strategies
+from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
+from rescue_bench.parse import ParsedAnswer, parse_er, parse_itp, parse_ranking, parse_vp
+
+Record = Mapping[str, Any]
+MetricKind = Literal["pct", "judge", "bert"]
+"""How a metric is shown: ``pct`` (a fraction shown x100), ``judge`` (1-5 scale), ``bert`` (BERTScore in [0, 1])."""
+
+INVALID_JUDGE_SCORE = JUDGE_SCALE.lo
+"""The judge score (and ER intensity score) of an invalid answer: the scale's lowest value."""
+INVALID_BERTSCORE = 0.0
+
+
+@dataclass(frozen=True)
+class TaskRule:
+    """How one task is parsed, recorded, scored and shown."""
+
+    name: TaskName
+    label: str
+    """The paper's short name (``ITP`` ...)."""
+    parse: Callable[[str, Sequence[str], Sequence[str]], ParsedAnswer]
+    """``(raw, candidates, participants) -> ParsedAnswer``."""
+    extras: Callable[[Any, bool, Mapping[str, Any]], dict[str, Any]]
+    """``(prediction, valid, instance) -> {field: value}``: the record's task-specific fields, before any judge."""
+    metrics: Callable[[Sequence[Record]], dict[str, float | None]]
+    """Records (at least one) -> the task's metrics (fractions for classification metrics)."""
+    headline: tuple[str, ...]
+    """The metrics of the task in ``summary.json``, in display order."""
+    headline_metric: str
+    """The paper's first number for the task (ITP F1, RPP accuracy, STP/SSP Recall@1, ER/VP judge score)."""
+    top1: str | None
+    """The top-1 metric of a ranking task, shown beside the majority-class share; ``None`` otherwise."""
+    live: str
+    """The metric a progress display shows as records come in (see :func:`live_value`)."""
+    closed_labels: Callable[[str], tuple[str, ...]] | None = None
+    """A scenario -> the closed label set a gold comes from, in the SPEC's order (RPP patterns, SSP strategies)."""
+    target_roles: bool = False
+    """The gold names a person or the group (STP): its labels differ between clips, so shares and
+    accuracies are also given per role (group label vs individual)."""
+    paper_comparable: bool = True
+    """The paper's numbers can be compared with a clean run (not ITP: the authors' prompts leaked the
+    answer, in a field naming the candidate type and pos/neg in the instance id)."""
+    after_judge: Callable[[Mapping[str, Any], int | None], dict[str, Any]] | None = None
+    """Judged tasks: ``(record, judge score) -> {field: value}``, the fields that follow the judge score."""
+    bert_texts: Callable[[Mapping[str, Any]], tuple[str, str]] | None = None
+    """Judged tasks: the (prediction, reference) texts BERTScore compares for a valid record."""
+
+    @property
+    def judged(self) -> bool:
+        """Answered in free text and scored by a judge model (plus BERTScore): :data:`~rescue_bench.labels.JUDGED_TASKS`."""
+        return self.name in JUDGED_TASKS
+
+    @property
+    def ranked(self) -> bool:
+        """Answered with a ranked list of candidate labels: :data:`~rescue_bench.labels.RANKED_TASKS`."""
+        return self.name in RANKED_TASKS
+
+    @property
+    def binary(self) -> bool:
+        """Answered yes or no (scored with the positive class's precision, recall and F1)."""
+        return not self.ranked and not self.judged
+
+    def kind(self, metric: str) -> MetricKind:
+        """How ``metric`` of this task is shown (see :data:`MetricKind`)."""
+        if self.judged:
+            return "bert" if metric == "bertscore" else "judge"
+        return "pct"
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    """The mean, or ``None`` when any value is missing (e.g. no judge was given) or there are none."""
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)  # type: ignore[arg-type]
+
+
+def _golds_preds(records: Sequence[Record]) -> tuple[list[Any], list[Any]]:
+    return [r["gold"] for r in records], [r["prediction"] for r in records]
+
+
+def _itp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+    return dict(binary_metrics(*_golds_preds(records), positive="yes"))
+
+
+def _rpp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+    return dict(rpp_metrics(*_golds_preds(records)))
+
+
+def _ranking_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+    return dict(ranking_metrics(*_golds_preds(records)))
+
+
+def _er_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+    return {
+        "judge": _mean(r["judge_score"] for r in records),
+        "intensity": _mean(r["intensity_score"] for r in records),
+        "score": _mean(r["score"] for r in records),
+        "bertscore": _mean(r["bertscore"] for r in records),
+    }
+
+
+def _vp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+    out = {
+        "judge": _mean(r["judge_score"] for r in records),
+        "bertscore": _mean(r["bertscore"] for r in records),
+    }
+    if any("judge_authors" in r for r in records):
+        out["judge_authors"] = _mean(r.get("judge_authors") for r in records)
+    return out
+
+
+def _no_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _er_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+    # An invalid answer is scored at the scale's floor without a judge call; a valid one waits for
+    # the judge (None) except its intensity score, which needs no judge.
+    return {
+        "intensity_score": intensity_score(prediction["intensity"], instance["gold"]["intensity"]) if valid else float(INVALID_JUDGE_SCORE),
+        "judge_score": None if valid else INVALID_JUDGE_SCORE,
+        "score": None if valid else float(INVALID_JUDGE_SCORE),
+        "bertscore": None if valid else INVALID_BERTSCORE,
+    }
+
+
+def _vp_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+    return {"judge_score": None if valid else INVALID_JUDGE_SCORE, "bertscore": None if valid else INVALID_BERTSCORE}
+
+
+def _er_after_judge(record: Mapping[str, Any], judge_score: int | None) -> dict[str, Any]:
+    return {"score": None if judge_score is None else er_score(judge_score, record["intensity_score"])}
+
+
+def _er_texts(record: Mapping[str, Any]) -> tuple[str, str]:
+    return record["prediction"]["emotion"], record["gold"]["emotion"]
+
+
+def _vp_texts(record: Mapping[str, Any]) -> tuple[str, str]:
+    # the viewpoint descriptions joined in order, predicted and gold the same way
+    return "; ".join(v["viewpoint"] for v in record["prediction"]), "; ".join(v["viewpoint"] for v in record["gold"])
+
+
+def _parse_itp(raw: str, candidates: Sequence[str], participants: Sequence[str]) -> ParsedAnswer:
+    return parse_itp(raw)
+
+
+def _parse_ranking(raw: str, candidates: Sequence[str], participants: Sequence[str]) -> ParsedAnswer:
+    return parse_ranking(raw, list(candidates), k=RANK_SIZE, keep_positions=True)
+
+
+def _parse_er(raw: str, candidates: Sequence[str], participants: Sequence[str]) -> ParsedAnswer:
+    return parse_er(raw)
+
+
+def _parse_vp(raw: str, candidates: Sequence[str], participants: Sequence[str]) -> ParsedAnswer:
+    return parse_vp(raw, list(participants))
+
+
+_RANKING_HEADLINE = ("recall_at_1", "recall_at_2", "recall_at_3", "mrr")
+
+TASK_TABLE: dict[str, TaskRule] = {
+    "itp": TaskRule(
+        "itp", "ITP", _parse_itp, _no_extras, _itp_metrics,
+        headline=("precision", "recall", "f1", "accuracy", "balanced_accuracy"),
+        headline_metric="f1", top1=None, live="f1", paper_comparable=False,
+    ),
+    "rpp": TaskRule(
+        "rpp", "RPP", _parse_ranking, _no_extras, _rpp_metrics,
+        headline=("accuracy", "macro_f1", "recall_at_3", "mrr"),
+        headline_metric="accuracy", top1="accuracy", live="accuracy",
+        closed_labels=patterns,
+    ),
+    "stp": TaskRule(
+        "stp", "STP", _parse_ranking, _no_extras, _ranking_metrics,
+        headline=_RANKING_HEADLINE, headline_metric="recall_at_1", top1="recall_at_1", live="recall_at_1",
+        target_roles=True,
+    ),
+    "ssp": TaskRule(
+        "ssp", "SSP", _parse_ranking, _no_extras, _ranking_metrics,
+        headline=_RANKING_HEADLINE, headline_metric="recall_at_1", top1="recall_at_1", live="recall_at_1",
+        closed_labels=strategies,
+    ),
+    "er": TaskRule(
+        "er", "ER", _parse_er, _er_extras, _er_metrics,
+        headline=("judge", "intensity", "score", "bertscore"),
+        headline_metric="judge", top1=None, live="judge",
+        after_judge=_er_after_judge, bert_texts=_er_texts,
+    ),
+    "vp": TaskRule(
+        "vp", "VP", _parse_vp, _vp_extras, _vp_metrics,
+        headline=("judge", "bertscore"), headline_metric="judge", top1=None, live="judge",
+        bert_texts=_vp_texts,
+    ),
+}
+"""The six tasks' rules, in the paper's order (keys equal :data:`~rescue_bench.labels.TASKS`)."""
+
+
+def rule(task: str) -> TaskRule:
+    """The rule of ``task``; ``ValueError`` naming it for an unknown task."""
+    try:
+        return TASK_TABLE[task]
+    except KeyError:
+        raise ValueError(f"unknown task {task!r}") from None
+
+
+def live_value(task: str, records: Sequence[Record]) -> float | None:
+    """The task's :attr:`~TaskRule.live` metric over the records scored so far.
+
+    For a judged task that is the records whose judge score has arrived (a valid answer waits for
+    the judge while the run goes on); ``None`` before any record counts.
+    """
+    r = rule(task)
+    chosen = [x for x in records if x.get("judge_score") is not None] if r.judged else list(records)
+    if not chosen:
+        return None
+    return r.metrics(chosen).get(r.live)
+
+
+assert tuple(TASK_TABLE) == TASKS, "the task table must list the tasks of labels.TASKS, in their order"
