@@ -1,0 +1,84 @@
+"""Real-browser checks (Playwright driving Debian's chromium) of what an admin and an annotator do
+that the API tests cannot see: the dashboard's overlap form shows its scope and a confirmation of
+what will change before it changes anything; an annotator's own discard in independent mode shows
+on the row page and disables saving there (not a 423 at save time); the practice pages pass axe.
+Screenshots go to test-artifacts/review/qa-*.png."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.review.helpers import CHROMIUM, COUPLE, FAMILY, Deployment, Page
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
+    pytest.mark.timeout(600),
+]
+pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
+
+
+def _axe(page: Any) -> list[str]:
+    from tests.review.test_form_browser import _axe as axe
+
+    return axe(page)
+
+
+def test_overlap_from_the_dashboard_has_scope_and_a_confirmation(browser: Any, sqlite_deployment: Deployment):
+    site = sqlite_deployment
+    before = site.client("admin").segments()
+    target = FAMILY[1]
+    assert not before[target]["assignees"]  # nobody yet: the plan gives it exactly the two chosen
+    p = Page(browser, site, "admin")
+    page = p.page
+    # scope: two annotators (the others unticked), one segment
+    for box in page.locator("input[name=overlap-user]").all():
+        if box.get_attribute("value") not in ("carol", "dave"):
+            box.uncheck()
+    page.select_option("#overlap-segments", [target])
+    page.fill("#overlap-k", "2")
+    page.click("#overlap-preview")
+    page.wait_for_selector("#overlap-confirm[open]")
+    summary = page.locator("#overlap-summary").inner_text()
+    assert "over 1 segment(s)" in summary, summary
+    changes = page.locator("#overlap-changes li").all_inner_texts()
+    assert sorted(changes) == sorted([f"{target} → carol", f"{target} → dave"]), changes
+    assert not _axe(page)  # the confirmation is as accessible as the page
+    p.shot("qa-overlap-confirm.png")
+    # the preview changed nothing
+    assert site.client("admin").segments() == before
+    page.click("#overlap-cancel")
+    assert page.locator("#overlap-confirm").is_hidden()
+    assert site.client("admin").segments() == before
+    # preview again, then assign: exactly the shown plan is applied, to that segment only
+    page.click("#overlap-preview")
+    page.wait_for_selector("#overlap-confirm[open]")
+    page.click("#overlap-apply")
+    page.locator("#toast", has_text="2 assignment(s) made over 1 segment(s)").wait_for()
+    after = site.client("admin").segments()
+    assert {"carol", "dave"} <= set(after[target]["assignees"]) and after[target]["mode"] == "independent"
+    assert {k: v for k, v in after.items() if k != target} == {k: v for k, v in before.items() if k != target}
+    assert not p.errors, p.errors
+    p.close()
+
+
+def test_an_own_discard_disables_saving_on_the_row_page(browser: Any, sqlite_deployment: Deployment):
+    site = sqlite_deployment
+    admin = site.client("admin")
+    target = COUPLE[5]
+    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [target], "seed": 1}).status_code == 200
+    key = admin.segments()[target]["id"]
+    assert site.client("carol").post(f"/api/segments/{key}/discard", {"reason": "audio cut off"}).status_code == 200
+    carol = Page(browser, site, "carol")
+    carol.goto(f"/segments/{key}/rows/1")
+    assert carol.page.locator("#discarded-banner").is_visible()
+    assert "audio cut off" in carol.page.locator("#discarded-banner").inner_text()
+    assert carol.page.locator("#save").is_disabled() and carol.page.locator("#save-reviewed").is_disabled()
+    carol.shot("qa-row-own-discard.png")
+    carol.close()
+    dave = Page(browser, site, "dave")
+    dave.goto(f"/segments/{key}/rows/1")
+    assert dave.page.locator("#discarded-banner").count() == 0
+    assert dave.page.locator("#save").is_enabled()
+    dave.close()
