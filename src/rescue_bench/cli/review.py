@@ -565,6 +565,8 @@ def export_practice(
         folder = out if user or len(by_user) == 1 else out / name
         _service(lambda folder=folder, name=name, records=records: practice.write_run(folder, name, records, versions=versions()))
         typer.echo(f"wrote {len(records)} episode(s) of {practice.agent_name(name)} to {folder}")
+    with _open(db).write() as session:
+        practice.audit_export(session, by_user)
 
 
 # ------------------------------------------------------------------------------------------------
