@@ -82,3 +82,32 @@ def test_an_own_discard_disables_saving_on_the_row_page(browser: Any, sqlite_dep
     assert dave.page.locator("#discarded-banner").count() == 0
     assert dave.page.locator("#save").is_enabled()
     dave.close()
+
+
+def test_kept_unsaved_edits_belong_to_their_user(browser: Any, sqlite_deployment: Deployment):
+    """An edit kept in the browser after a session ended comes back for its user only: another
+    person logging in on the same browser sees the stored row, not the kept edit."""
+    site = sqlite_deployment
+    key = site.client("admin").segments()[COUPLE[0]]["id"]  # assigned to alice and bob
+    stored = site.client("bob").get(f"/api/segments/{key}/rows/5").json()["row"].get("tone_of_voice")
+    p = Page(browser, site, "alice")
+    page = p.page
+    p.goto(f"/segments/{key}/rows/5")
+    page.fill("#f-tone_of_voice", "alice typed this, never saved")
+    page.wait_for_timeout(400)
+    page.context.clear_cookies()  # her session ends; the edit stays in this browser for her
+    page.close(run_before_unload=False)
+    page = p.page = p.context.new_page()
+    page.goto(site.server.base_url + "/login")
+    page.fill("#username", "bob")
+    page.fill("#password", "correct horse battery")
+    page.click("#login-submit")
+    page.wait_for_url(site.server.base_url + "/")
+    p.goto(f"/segments/{key}/rows/5")
+    page.wait_for_selector("#row-form")
+    assert page.locator("#f-tone_of_voice").input_value() == (stored or "")
+    assert page.locator("#dirty").is_hidden()
+    kept = page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('rescue-review:edits:'))")
+    assert kept == [f"rescue-review:edits:alice:{key}:5"], kept
+    assert not p.errors, p.errors
+    p.close()
