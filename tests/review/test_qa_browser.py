@@ -111,3 +111,31 @@ def test_kept_unsaved_edits_belong_to_their_user(browser: Any, sqlite_deployment
     assert kept == [f"rescue-review:edits:alice:{key}:5"], kept
     assert not p.errors, p.errors
     p.close()
+
+
+def test_a_long_word_within_the_field_limit_keeps_the_pages_in_the_viewport(browser: Any, sqlite_deployment: Deployment):
+    """The longest text a field may hold, as one unbroken word, in a row and its neighbour's
+    subtitles: the row page, its neighbour and the segment page stay inside the 1366 px viewport
+    (the text wraps; nothing pushes the form off the screen)."""
+    site = sqlite_deployment
+    alice = site.client("alice")
+    key = alice.segments()[COUPLE[2]]["id"]
+    version = alice.get(f"/api/segments/{key}/rows/2").json()["version"]
+    word = "w" * 19_000
+    saved = alice.put(f"/api/segments/{key}/rows/2", {"version": version, "fields": {"dialogue_cleaned": word}})
+    assert saved.status_code == 200, saved.text
+    p = Page(browser, site, "alice")
+    page = p.page
+    for path in (f"/segments/{key}/rows/1", f"/segments/{key}/rows/2", f"/segments/{key}"):
+        p.goto(path)
+        page.wait_for_load_state("load")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1366, (path, width)
+        # and no cell or subtitle spills over its neighbours (text wider than its own box)
+        spilled = page.evaluate(
+            "[...document.querySelectorAll('td, .subs .sub p, textarea')].filter((e) => e.scrollWidth > e.clientWidth + 1).length"
+        )
+        assert spilled == 0, (path, spilled)
+    p.shot("qa-long-word-row.png")
+    assert not p.errors, p.errors
+    p.close()
