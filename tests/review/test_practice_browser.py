@@ -98,7 +98,7 @@ def test_play_one_short_episode_in_the_browser(browser: Any, site: Any) -> None:
 
 def test_the_practice_pages_pass_axe_with_zero_violations(browser: Any, site: Any) -> None:
     """The practice list and an episode's page are held to the same rule as every other page."""
-    from tests.review.test_form_browser import _axe
+    from tests.review.helpers import axe_violations as _axe
 
     p = Page(browser, site, "alice")
     page = p.page

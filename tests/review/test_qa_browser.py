@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import CHROMIUM, COUPLE, FAMILY, Deployment, Page
+from tests.review.helpers import CHROMIUM, COUPLE, FAMILY, Deployment, Page, axe_violations
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
@@ -20,9 +20,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not i
 
 
 def _axe(page: Any) -> list[str]:
-    from tests.review.test_form_browser import _axe as axe
-
-    return axe(page)
+    return axe_violations(page)
 
 
 def test_overlap_from_the_dashboard_has_scope_and_a_confirmation(browser: Any, sqlite_deployment: Deployment):

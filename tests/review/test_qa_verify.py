@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 
-import httpx
 import pytest
 
 from tests.review.helpers import COUPLE, Client, Deployment
