@@ -379,3 +379,15 @@ def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
             fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
             assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
     return deployment
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's violations on the page as one line each (rule, impact, first offending nodes)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    out = []
+    for v in results.response["violations"]:
+        nodes = "; ".join(" ".join(n["target"]) for n in v["nodes"][:4])
+        out.append(f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {nodes}")
+    return out

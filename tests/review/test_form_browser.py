@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.review.helpers import ARTIFACTS, CHROMIUM, COUPLE, Deployment, Page, demo_rows, make_assets, overlap_site
+from tests.review.helpers import axe_violations as _axe
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
@@ -26,18 +27,6 @@ pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not i
 def site(sqlite_deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     """The demo server with a questionnaire and a segment reviewed independently by carol and dave."""
     return overlap_site(sqlite_deployment, tmp_path_factory.mktemp("sample"))
-
-
-def _axe(page: Any) -> list[str]:
-    """axe-core's violations on the page as one line each (rule, impact, first offending nodes)."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page)
-    out = []
-    for v in results.response["violations"]:
-        nodes = "; ".join(" ".join(n["target"]) for n in v["nodes"][:4])
-        out.append(f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {nodes}")
-    return out
 
 
 def _key(site: Deployment, sample_id: str) -> str:

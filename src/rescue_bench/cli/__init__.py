@@ -48,7 +48,7 @@ GROUPS: tuple[tuple[str, str, str, str, str | None], ...] = (
     ("annotate", "annotate", "app", "Pre-annotation: video segments and subtitles to draft clips (prepare, draft, clips).", "annotate"),
     ("agent", "agent", "app", "The relation-aware support agent (state, when, whom and how, turn), evaluated as a chain.", None),
     ("sim", "sim", "app", "Closed-loop evaluation: the agent in episodes whose simulated clients answer back (eval, fidelity).", None),
-    ("review", "review", "app", "The review web app: verify drafts row by row beside the video (init, users, import, serve, export).", "review"),
+    ("review", "review", "app", "The review web app: verify drafts row by row beside the video (init, users, import, assign, serve, export; agreement, questionnaires, practice).", "review"),
 )
 """Every command group of ``rescue``, in ``--help`` order: the one place a new group is added."""
 

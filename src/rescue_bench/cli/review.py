@@ -565,6 +565,8 @@ def export_practice(
         folder = out if user or len(by_user) == 1 else out / name
         _service(lambda folder=folder, name=name, records=records: practice.write_run(folder, name, records, versions=versions()))
         typer.echo(f"wrote {len(records)} episode(s) of {practice.agent_name(name)} to {folder}")
+    with _open(db).write() as session:
+        practice.audit_export(session, by_user)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -576,7 +578,7 @@ def export_practice(
 def serve(
     db: Optional[str] = _db_option(),
     assets: Optional[Path] = typer.Option(None, "--assets", help="Assets folder (default: the one given to import)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 or :: for every interface, which requires --allowed-host)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535),
     workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (use PostgreSQL for more than one)."),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", envvar="RESCUE_REVIEW_SECURE_COOKIES", help="Mark the session cookie Secure (behind HTTPS)."),

@@ -106,8 +106,15 @@ class GuardMiddleware:
             elif path in CSRF_EXEMPT:
                 if "application/json" not in request.headers.get("content-type", ""):
                     problem = "send JSON (Content-Type: application/json)"
-            elif not csrf_matches(self.state.session_data(request), request.headers.get(CSRF_HEADER)):
-                problem = f"missing or wrong {CSRF_HEADER} header"
+            else:
+                session_data = self.state.session_data(request)
+                if session_data is None:
+                    # no session at all: the caller must log in (401, the page's re-login signal);
+                    # a CSRF refusal (403) is for a live session sent without its token
+                    await _json_response({"detail": "not logged in"}, 401)(scope, receive, send)
+                    return
+                if not csrf_matches(session_data, request.headers.get(CSRF_HEADER)):
+                    problem = f"missing or wrong {CSRF_HEADER} header"
             if problem:
                 await _json_response({"detail": problem}, 403)(scope, receive, send)
                 return

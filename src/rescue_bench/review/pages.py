@@ -224,6 +224,8 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
     with st.db.read() as session:
         user = st.auth(session, request)
         seg = access.get_segment(session, user, segment)
+        # the status this viewer sees: their own copy's discard in independent mode, never another's
+        seen = access.SegmentView(seg, *access.status_for(session, user, seg))
         if not 1 <= row_index <= seg.row_count:
             raise NotFound(f"segment has no row {row_index}")
         reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
@@ -260,7 +262,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
         "row.html",
         {
             "user": user,
-            "seg": seg,
+            "seg": seen,
             "state": current,
             "position": row_index,
             "form_html": form_html,
@@ -290,7 +292,7 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
                 "reviewed": current.reviewed,
                 "edited": current.edited,
                 "updatedBy": current.updated_by,
-                "segmentStatus": seg.status,
+                "segmentStatus": seen.status,
                 "clipStale": clip and times_changed(current.row, current.draft),
             },
         },

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from rescue_bench.labels import STRATEGIES, THERAPIST
 from rescue_bench.review.errors import Invalid, NotFound, ReviewError
-from rescue_bench.review.models import Base, User, UTCDateTime, utcnow
+from rescue_bench.review.models import AuditEntry, Base, User, UTCDateTime, utcnow
 from rescue_bench.sim import SIM_TASK, SIMULATOR, Episode, EpisodeStart, SimOptions, episode_starts, summarize
 
 HUMAN_PREFIX = "human/"
@@ -314,6 +314,13 @@ def act(
 # ------------------------------------------------------------------------------------------------
 # export: the finished episodes as a `rescue sim eval` run
 # ------------------------------------------------------------------------------------------------
+
+
+def audit_export(session: Session, by_user: dict[str, list[dict[str, Any]]]) -> None:
+    """An ``export`` entry in the audit log for each person whose practice episodes were taken out
+    (people's own performance, accounted for like any export of annotations)."""
+    for name, records in by_user.items():
+        session.add(AuditEntry(at=utcnow(), user_id=None, action="export", note=f"practice: {len(records)} episode(s) of {agent_name(name)}"))
 
 
 def finished_records(session: Session, username: str | None = None) -> dict[str, list[dict[str, Any]]]:

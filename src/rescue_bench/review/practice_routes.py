@@ -8,26 +8,30 @@ the next step and, at the end, the score; never a role card, a hidden state or a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import practice
 from rescue_bench.review.context import state
+from rescue_bench.review.limits import MAX_DB_INT
 from rescue_bench.review.pages import render
 
 api = APIRouter(prefix="/api/practice", tags=["practice"])
 pages = APIRouter(include_in_schema=False)
 
+# ids and step numbers past a database integer are a 422, never a driver overflow (a 500)
+EpisodeId = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="an episode of yours")]
+
 
 class NewEpisodeIn(BaseModel):
-    start: int = Field(strict=True, description="a start of the catalogue (GET /api/practice)")
+    start: int = Field(strict=True, ge=1, le=MAX_DB_INT, description="a start of the catalogue (GET /api/practice)")
 
 
 class StepIn(BaseModel):
-    step: int = Field(strict=True, ge=1, description="the step you are taking (the view's `step`): a repeated step is refused with 409")
+    step: int = Field(strict=True, ge=1, le=MAX_DB_INT, description="the step you are taking (the view's `step`): a repeated step is refused with 409")
     speak: bool = Field(strict=True, description="true: take the turn now; false: keep listening")
     whom: str | None = Field(None, max_length=1200, description="one of the view's `targets` (a client, a pair or subgroup, the group)")
     how: str | None = Field(None, max_length=64, description="one of the view's `strategies`")
@@ -54,7 +58,7 @@ def new_episode(body: NewEpisodeIn, request: Request) -> dict[str, Any]:
 
 
 @api.get("/episodes/{episode_id}")
-def get_episode(episode_id: int, request: Request) -> dict[str, Any]:
+def get_episode(episode_id: EpisodeId, request: Request) -> dict[str, Any]:
     """Your episode: the transcript so far, the next step's choices, the score once it is over."""
     st = state(request)
     with st.db.read() as session:
@@ -63,7 +67,7 @@ def get_episode(episode_id: int, request: Request) -> dict[str, Any]:
 
 
 @api.post("/episodes/{episode_id}/steps")
-def take_step(episode_id: int, body: StepIn, request: Request) -> dict[str, Any]:
+def take_step(episode_id: EpisodeId, body: StepIn, request: Request) -> dict[str, Any]:
     """Take the next step: keep listening, or speak to someone with a strategy; the clients answer."""
     st = state(request)
     with st.db.write() as session:
@@ -82,7 +86,7 @@ def practice_page(request: Request) -> Response:
 
 
 @pages.get("/practice/{episode_id}")
-def episode_page(episode_id: int, request: Request) -> Response:
+def episode_page(episode_id: EpisodeId, request: Request) -> Response:
     st = state(request)
     with st.db.read() as session:
         user = st.auth(session, request)

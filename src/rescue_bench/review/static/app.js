@@ -20,7 +20,8 @@ const Review = (() => {
 
   async function api(method, url, body) {
     let resp = await send(method, url, body);
-    // an ended session answers 401, or 403 for a write (its CSRF token went with the session)
+    // an ended session answers 401 (reads and writes alike); a 403 naming the CSRF token means this
+    // page's token is stale (the user logged in again in another tab): logging in here renews it
     const ended = resp.status === 401 || (resp.status === 403 && /csrf/i.test(detail(resp)));
     if (ended && !url.endsWith("/api/login") && !url.endsWith("/api/logout")) {
       if (document.getElementById("relogin") && (await relogin())) resp = await send(method, url, body);
@@ -219,19 +220,50 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 
   // dashboard (admins): overlap assignment and the reveal rule
+  // the scope (annotators, segments) is sent first as a dry run: the dialog shows what would change,
+  // and only "Assign" there sends the same request for real (same seed, same state: same plan)
   const overlapForm = document.getElementById("overlap-form");
-  if (overlapForm) overlapForm.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const k = Number(document.getElementById("overlap-k").value);
-    const seed = Number(document.getElementById("overlap-seed").value);
-    const resp = await api("POST", "/api/overlap", { k, seed });
-    if (resp.status !== 200) { toast(detail(resp), "error"); return; }
-    const b = resp.body;
-    let msg = `${b.added.length} assignment(s) made over ${b.segments} segment(s)`;
-    if (b.skipped.length) msg += `; ${b.skipped.length} skipped (work already saved in their shared copy)`;
-    toast(msg);
-    setTimeout(() => window.location.reload(), 1200);
-  });
+  if (overlapForm) {
+    const dialog = document.getElementById("overlap-confirm");
+    let planned = null;
+    const scope = () => {
+      const body = { k: Number(document.getElementById("overlap-k").value), seed: Number(document.getElementById("overlap-seed").value) };
+      body.usernames = [...overlapForm.querySelectorAll("input[name=overlap-user]:checked")].map((i) => i.value);
+      const segs = [...document.getElementById("overlap-segments").selectedOptions].map((o) => o.value);
+      if (segs.length) body.segments = segs;
+      return body;
+    };
+    overlapForm.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const body = scope();
+      if (!body.usernames.length) { toast("Choose at least one annotator", "error"); return; }
+      const resp = await api("POST", "/api/overlap", { ...body, dry_run: true });
+      if (resp.status !== 200) { toast(detail(resp), "error"); return; }
+      const b = resp.body;
+      planned = body;
+      document.getElementById("overlap-summary").textContent =
+        `${b.added.length} new assignment(s) over ${b.segments} segment(s); ${b.switched.length} segment(s) switch to independent copies.` +
+        (b.skipped.length ? ` ${b.skipped.length} skipped (work already saved in their shared copy).` : "") +
+        (b.over.length ? ` ${b.over.length} already have more than ${b.k} annotators (nobody is removed).` : "");
+      const list = document.getElementById("overlap-changes");
+      list.replaceChildren(...b.added.map((a) => { const li = document.createElement("li"); li.textContent = `${a.segment} → ${a.user}`; return li; }));
+      document.getElementById("overlap-apply").disabled = !b.added.length && !b.switched.length;
+      dialog.showModal();
+    });
+    document.getElementById("overlap-cancel").addEventListener("click", () => { planned = null; dialog.close(); });
+    document.getElementById("overlap-apply").addEventListener("click", async () => {
+      if (!planned) return;
+      const resp = await api("POST", "/api/overlap", planned);
+      dialog.close();
+      planned = null;
+      if (resp.status !== 200) { toast(detail(resp), "error"); return; }
+      const b = resp.body;
+      let msg = `${b.added.length} assignment(s) made over ${b.segments} segment(s)`;
+      if (b.skipped.length) msg += `; ${b.skipped.length} skipped (work already saved in their shared copy)`;
+      toast(msg);
+      setTimeout(() => window.location.reload(), 1200);
+    });
+  }
   const revealForm = document.getElementById("reveal-form");
   if (revealForm) revealForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
