@@ -25,9 +25,10 @@ from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_po
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.feed import TaskFeed
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
-from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.labels import RANKED_TASKS, TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
 from rescue_bench.scoring import base_record, with_authors_judge, with_judge
+from rescue_bench.task_table import rule
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
 
 INSTANCE_FIELDS = ("id", "task", "sample_id", "scenario", "row", "n_rows", "gold", "candidates", "participants", "client")
@@ -81,14 +82,15 @@ def judge_failure(record: dict[str, Any], exc: BaseException, authors: bool = Fa
     """
     message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
     out = dict(record, judge_score=None, judge_flagged=None, judge_failed=True, judge_error=message)
-    if out["task"] == "er":
-        out["score"] = None
+    follows = rule(out["task"]).after_judge  # the fields that follow the judge score (ER's score)
+    if follows is not None:
+        out.update(follows(out, None))
     if authors:  # the authors' VP rubric: no 0-6 score either
         out.update(judge_authors=None, judge_authors_parts=None)
     return out
 
 
-PANEL_METRIC: dict[str, str] = {"itp": "f1", "rpp": "accuracy", "stp": "recall_at_1", "ssp": "recall_at_1", "er": "judge", "vp": "judge"}
+PANEL_METRIC: dict[str, str] = {task: rule(task).headline_metric for task in TASKS}
 """The paper's headline of each task, as ``summary.json`` names it: what inspect_ai's panels and
 ``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
 NOT_JUDGED = "not_judged"
@@ -167,9 +169,10 @@ def rescue_scorer(
         output = state.output
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
-        judge = grader() if record["task"] in JUDGED_TASKS else None
+        judge = grader() if rule(record["task"]).judged else None
+        authors = record["task"] == "vp" and vp_rubric == "authors"
         try:
-            if judge is not None and record["task"] == "vp" and vp_rubric == "authors":
+            if judge is not None and authors:
                 parts, flagged = (None, False)
                 if record["valid"]:
                     parts, flagged = await judge_authors(judge, record, inst.get("client"), attempt_timeout, channel, seed)
@@ -178,7 +181,7 @@ def rescue_scorer(
                 value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel, seed)
                 record = with_judge(record, value, flagged)
         except Exception as exc:  # noqa: BLE001 - the judge's call failed after its retries: not the model's fault
-            record = judge_failure(record, exc, authors=record["task"] == "vp" and vp_rubric == "authors")
+            record = judge_failure(record, exc, authors=authors)
         if channel is not None:
             channel.keep(record)
         return Score(value=primary_value(record), answer=raw, explanation=record["error"], metadata={"record": record})
