@@ -23,7 +23,7 @@ from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Row
 from rescue_bench.data.validate import row_problems
 from rescue_bench.errors import RescueError
-from rescue_bench.review.access import copy_id_for, get_row
+from rescue_bench.review.access import copy_id_for, forget_copy_status, get_row, known_copy_status
 from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.limits import MAX_DB_INT, MAX_FIELD_CHARS, value_problem
 from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
@@ -251,7 +251,12 @@ def plan_copy_save(
     """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
-    if session.scalar(_COPY_STATUS, {"copy_id": copy_id}) == "discarded":
+    # the copy's status as get_segment read it in this session (one round trip less per save); the
+    # write's conditional UPDATE checks it again, so a discard in between still refuses the save
+    copy_status = known_copy_status(session, copy_id)
+    if copy_status is None:
+        copy_status = session.scalar(_COPY_STATUS, {"copy_id": copy_id})
+    if copy_status == "discarded":
         raise Locked("you discarded your copy of this segment; restore it before editing")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_DB_INT:
         raise Invalid("version must be an integer the row has had", "version")
@@ -437,6 +442,7 @@ def set_status(session: Session, user: User, segment: Segment, status: str, reas
     from rescue_bench.review.access import own_copy
 
     copy_id_for(session, user, segment)
+    forget_copy_status(session)  # a status read before this change is no longer true
     if status not in ("open", "discarded"):
         raise Invalid(f"unknown status {status!r}", "status")
     if status == "discarded":
