@@ -48,9 +48,12 @@ _FINAL = aliased(Copy, name="final_copy")
 """Built once: constructing an alias per query costs more than the query (SQLAlchemy adapts every column)."""
 
 
+_ASSIGNED = aliased(Copy, name="assigned_copy")
+
 _SEGMENT = (
-    select(Segment, Assignment.copy_id, _FINAL.id)
+    select(Segment, Assignment.copy_id, _FINAL.id, _ASSIGNED.status, _FINAL.status)
     .outerjoin(Assignment, (Assignment.segment_id == Segment.id) & (Assignment.user_id == bindparam("user_id")))
+    .outerjoin(_ASSIGNED, _ASSIGNED.id == Assignment.copy_id)
     .join(_FINAL, (_FINAL.segment_id == Segment.id) & (_FINAL.label == FINAL_LABEL))
     .where(Segment.key == bindparam("key"))
 )
@@ -69,16 +72,31 @@ def get_segment(session: Session, user: User, key: str) -> Segment:
     """The segment with opaque id ``key`` if ``user`` may see it; :class:`NotFound` otherwise.
 
     One query finds the segment, the user's assignment and the final copy, and remembers which copy
-    the user edits for :func:`copy_for` (per session), so a row read or save costs few round trips.
+    the user edits for :func:`copy_for` and that copy's status for :func:`known_copy_status` (per
+    session), so a row read or save costs few round trips.
     """
     found = session.execute(_SEGMENT, {"user_id": user.id, "key": key}).first()
     if found is None:
         raise NotFound("no such segment")
-    segment, assigned_copy, final_id = found
+    segment, assigned_copy, final_id, assigned_status, final_status = found
     if assigned_copy is None and not user.is_admin:
         raise NotFound("no such segment")
-    session.info.setdefault("copy_for", {})[(user.id, segment.id)] = assigned_copy or final_id
+    copy_id = assigned_copy or final_id
+    session.info.setdefault("copy_for", {})[(user.id, segment.id)] = copy_id
+    session.info.setdefault("copy_status", {})[copy_id] = assigned_status if assigned_copy else final_status
     return segment
+
+
+def known_copy_status(session: Session, copy_id: int) -> str | None:
+    """The status of copy ``copy_id`` as :func:`get_segment` read it in this session, else ``None``
+    (then ask the database). :func:`forget_copy_status` drops it when a copy's status changes."""
+    found: str | None = session.info.get("copy_status", {}).get(copy_id)
+    return found
+
+
+def forget_copy_status(session: Session) -> None:
+    """Drop the copy statuses :func:`get_segment` remembered (after a discard or restore)."""
+    session.info.pop("copy_status", None)
 
 
 def get_row(session: Session, segment: Segment, position: int) -> SegmentRow:

@@ -226,19 +226,32 @@ def row_out(st: State, sample_id: str, r: edits.RowState) -> dict[str, Any]:
 )
 def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request) -> Response:
     st = state(request)
-    # worked out in a read transaction; the write transaction only checks the version and writes
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        sample_id = seg.sample_id
-        plan = edits.prepare_save(
-            session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
-        )
-    if isinstance(plan, edits.RowState):
-        return JSONResponse(row_out(st, sample_id, plan))
     try:
-        with st.db.write() as session:
-            result = edits.apply_save(session, plan)
+        if st.db.single_writer:
+            # SQLite: worked out in a read transaction; the write transaction (which every other
+            # writer queues for) only checks the version and writes
+            with st.db.read() as session:
+                user = st.auth(session, request)
+                seg = access.get_segment(session, user, segment)
+                sample_id = seg.sample_id
+                plan = edits.prepare_save(
+                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
+                )
+            if isinstance(plan, edits.RowState):
+                return JSONResponse(row_out(st, sample_id, plan))
+            with st.db.write() as session:
+                result = edits.apply_save(session, plan)
+        else:
+            # PostgreSQL locks rows, not the database: plan and apply in one transaction on one
+            # connection (one checkout and one commit fewer; the conditional UPDATE is the same check)
+            with st.db.write() as session:
+                user = st.auth(session, request)
+                seg = access.get_segment(session, user, segment)
+                sample_id = seg.sample_id
+                plan = edits.prepare_save(
+                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
+                )
+                result = plan if isinstance(plan, edits.RowState) else edits.apply_save(session, plan)
     except edits.StaleWrite:
         with st.db.read() as session:
             user = st.auth(session, request)

@@ -189,6 +189,12 @@ class Database:
         self._write_lock = threading.Lock() if is_sqlite(self.url) else None
 
     @property
+    def single_writer(self) -> bool:
+        """True when the database has one writer at a time (SQLite): keep write transactions short,
+        and do the reading of a save before its write transaction."""
+        return self._write_lock is not None
+
+    @property
     def shown_url(self) -> str:
         return shown_url(self.url)
 

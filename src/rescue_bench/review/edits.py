@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
-from sqlalchemy import bindparam, exists, insert, select, update
+from sqlalchemy import Table, bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
 from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Row
 from rescue_bench.data.validate import row_problems
 from rescue_bench.errors import RescueError
-from rescue_bench.review.access import copy_id_for, get_row
+from rescue_bench.review.access import copy_id_for, forget_copy_status, get_row, known_copy_status
 from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.limits import MAX_DB_INT, MAX_FIELD_CHARS, value_problem
 from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
@@ -251,7 +251,12 @@ def plan_copy_save(
     """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
-    if session.scalar(_COPY_STATUS, {"copy_id": copy_id}) == "discarded":
+    # the copy's status as get_segment read it in this session (one round trip less per save); the
+    # write's conditional UPDATE checks it again, so a discard in between still refuses the save
+    copy_status = known_copy_status(session, copy_id)
+    if copy_status is None:
+        copy_status = session.scalar(_COPY_STATUS, {"copy_id": copy_id})
+    if copy_status == "discarded":
         raise Locked("you discarded your copy of this segment; restore it before editing")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_DB_INT:
         raise Invalid("version must be an integer the row has had", "version")
@@ -315,18 +320,29 @@ def apply_save(session: Session, plan: SavePlan) -> RowState:
     One conditional ``UPDATE`` (the version check) and the audit entries, in the caller's write
     transaction; raises :class:`StaleWrite` when the condition fails, and nothing is written.
     """
-    still_open = exists().where(Segment.id == plan.segment_id, Segment.status == "open")
-    copy_open = exists().where(Copy.id == plan.copy_id, Copy.status == "open")
-    result = session.execute(
-        update(RowValue)
-        .where(RowValue.id == plan.value_id, RowValue.version == plan.version, still_open, copy_open)
-        .values(**plan.values)
-        .execution_options(synchronize_session=False)
+    connection = session.connection()
+    result = connection.execute(
+        _APPLY,
+        {**plan.values, "b_value_id": plan.value_id, "b_version": plan.version, "b_segment_id": plan.segment_id, "b_copy_id": plan.copy_id},
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
+    if result.rowcount != 1:
         raise StaleWrite()
-    session.execute(insert(AuditEntry), plan.audit)
+    connection.execute(_AUDIT_INSERT, plan.audit)
     return plan.result
+
+
+# The save's two statements, built once on the tables (Core, not the ORM's bulk paths): building the
+# UPDATE per call and the ORM's bulk insert cost about half of a save's CPU. The UPDATE's SET clause
+# is the columns named in the parameters (the plan's ``values``); the WHERE parameters are prefixed
+# so they never collide with a column's name.
+_VALUES_TABLE, _SEGMENTS_TABLE, _COPIES_TABLE = (cast(Table, m.__table__) for m in (RowValue, Segment, Copy))
+_APPLY = update(_VALUES_TABLE).where(
+    _VALUES_TABLE.c.id == bindparam("b_value_id"),
+    _VALUES_TABLE.c.version == bindparam("b_version"),
+    exists().where(_SEGMENTS_TABLE.c.id == bindparam("b_segment_id"), _SEGMENTS_TABLE.c.status == "open"),
+    exists().where(_COPIES_TABLE.c.id == bindparam("b_copy_id"), _COPIES_TABLE.c.status == "open"),
+)
+_AUDIT_INSERT = insert(cast(Table, AuditEntry.__table__))
 
 
 def save_row(
@@ -437,6 +453,7 @@ def set_status(session: Session, user: User, segment: Segment, status: str, reas
     from rescue_bench.review.access import own_copy
 
     copy_id_for(session, user, segment)
+    forget_copy_status(session)  # a status read before this change is no longer true
     if status not in ("open", "discarded"):
         raise Invalid(f"unknown status {status!r}", "status")
     if status == "discarded":
