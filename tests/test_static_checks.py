@@ -70,3 +70,18 @@ def test_the_baseline_test_is_spelled_once():
             if re.search(r"""startswith\(\s*(["']baseline/["']|BASELINE_PREFIX)""", line) and path.name != "labels.py":
                 copies.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not copies, "use rescue_bench.labels.is_baseline:\n" + "\n".join(copies)
+
+
+def test_comments_say_why_not_which_issue():
+    """A comment or docstring that names an issue number ("issue 13's overlap") says nothing to the
+    reader who has no tracker open; say what the code is for instead."""
+    import re
+
+    offenders = []
+    for path in sorted((ROOT / "src" / "rescue_bench").rglob("*")):
+        if path.suffix not in (".py", ".js", ".css", ".html") or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bissues? \d+", line, re.IGNORECASE):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not offenders, "\n".join(offenders)

@@ -13,7 +13,7 @@ Layers, each usable alone:
   :mod:`~rescue_bench.review.progress` (dashboard figures), :mod:`~rescue_bench.review.users`
   (accounts, login throttling);
 - :mod:`~rescue_bench.review.app`: the ASGI app (FastAPI), its JSON API and server-rendered pages
-  (:mod:`~rescue_bench.review.api`, :mod:`~rescue_bench.review.pages`, and issue 13's
+  (:mod:`~rescue_bench.review.api`, :mod:`~rescue_bench.review.pages`, the several-annotator
   :mod:`~rescue_bench.review.overlap_routes` and :mod:`~rescue_bench.review.rating_routes`), which take
   the request's state and user from :mod:`~rescue_bench.review.context`.
 

@@ -4,7 +4,7 @@ Admins see and edit every segment (the final copy). Annotators see only the segm
 them and edit the copy their assignment names. A segment a user may not see answers "not found",
 the same as one that does not exist.
 
-Review modes (issue 13): in ``shared`` mode (issue 12) every assignee edits the segment's final copy,
+Review modes: in ``shared`` mode (the default) every assignee edits the segment's final copy,
 so two people on one segment meet the version check. In ``independent`` mode each assignee edits an
 annotator copy of their own that starts from the draft (overlap: k annotators per segment, for
 inter-annotator agreement); an admin adjudicates their values into the final copy. Annotators of an

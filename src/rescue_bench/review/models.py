@@ -1,6 +1,6 @@
 """The review database (SQLAlchemy 2 typed ORM). Changed only through Alembic migrations.
 
-How the tables fit together, and why (issue 12, with room for issue 13's overlap and adjudication):
+How the tables fit together, and why (one copy per segment by default, with room for overlap and adjudication):
 
 - ``segments`` and ``segment_rows`` hold what was imported: one segment per clip (``header`` keeps
   every clip key but ``rows``), one row per clip row, with the imported value as ``draft``. The draft
@@ -8,7 +8,7 @@ How the tables fit together, and why (issue 12, with room for issue 13's overlap
 - A ``copies`` record is one reviewable copy of a segment's rows. Every segment has its ``final``
   copy, the one export reads. An annotator assigned in the default (shared) mode edits the final copy
   directly, so two people on one segment meet the version check instead of overwriting each other.
-  Independent per-annotator copies (issue 13's overlap) are ``copies`` of kind ``annotator`` that an
+  Independent per-annotator copies (overlap: k annotators per segment) are ``copies`` of kind ``annotator`` that an
   assignment points to; adjudication writes the final copy.
 - ``row_values`` holds the human value of one row in one copy: ``value`` (the whole row as the
   release format writes it; NULL while nobody saved, i.e. the draft), ``version`` (optimistic
@@ -17,10 +17,9 @@ How the tables fit together, and why (issue 12, with room for issue 13's overlap
 - ``assignments`` say who may see and edit which segment, and which copy they edit.
 - ``audit_log`` keeps every change (who, when, field, old, new as JSON text; NULL = the key was
   absent), every status change and comment; adjudication gets its own ``action``.
-- ``segments.review_mode`` (issue 13): ``shared`` (every assignee edits the final copy, as in issue
-  12) or ``independent`` (each assignee edits an annotator copy of their own that starts from the
-  draft; an admin adjudicates into the final copy). A mode changes only while no work is saved.
-- ``rating_sets``, ``rating_items``, ``rating_raters`` and ``ratings`` (issue 13): the judge-rating
+- ``segments.review_mode``: ``shared`` (every assignee edits the final copy, the default) or
+  ``independent`` (each assignee edits an annotator copy of their own that starts from the draft; an admin adjudicates into the final copy). A mode changes only while no work is saved.
+- ``rating_sets``, ``rating_items``, ``rating_raters`` and ``ratings``: the judge-rating
   questionnaire (the paper's Table 12). An item holds the reference annotation and the model's
   answer as text; the judge's score and the model's name are never stored, so no page can show them.
 - ``login_throttle`` and ``settings`` (the cookie-signing secret, the reveal rule of independent
@@ -146,7 +145,7 @@ class Segment(Base):
     status_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     status_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     review_mode: Mapped[str] = mapped_column(String(16), default="shared", server_default="shared")
-    """One of :data:`REVIEW_MODES` (issue 13)."""
+    """One of :data:`REVIEW_MODES`: ``shared`` (one final copy) or ``independent`` (a copy per annotator)."""
 
     rows: Mapped[list[SegmentRow]] = relationship(order_by="SegmentRow.position", back_populates="segment")
 
@@ -248,7 +247,7 @@ class AuditEntry(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     """NULL for changes made from the command line (import, user administration)."""
     action: Mapped[str] = mapped_column(String(32))
-    """edit, review, comment, discard, restore, assign, unassign, import, user; issue 13: adjudicate,
+    """edit, review, comment, discard, restore, assign, unassign, import, user; with several annotators: adjudicate,
     mode (a segment's review mode), rate (a questionnaire score), ratings (a questionnaire imported or
     a rater added), setting."""
     segment_id: Mapped[int | None] = mapped_column(ForeignKey("segments.id", ondelete="SET NULL"))

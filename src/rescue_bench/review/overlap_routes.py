@@ -1,4 +1,4 @@
-"""Routes of issue 13's overlap: assigning k annotators per segment, review modes, the reveal rule,
+"""Routes for several annotators per segment: assigning k annotators per segment, review modes, the reveal rule,
 adjudication and inter-annotator agreement (JSON API under ``/api`` and the admins' pages)."""
 
 from __future__ import annotations

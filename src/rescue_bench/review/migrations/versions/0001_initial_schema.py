@@ -1,4 +1,4 @@
-"""Initial schema of the review database (issue 12): see rescue_bench.review.models for what each table holds.
+"""Initial schema of the review database (segments, copies, rows, users, audit): see rescue_bench.review.models for what each table holds.
 
 Revision ID: 0001
 Revises: (none)

@@ -1,6 +1,6 @@
-"""Overlap, adjudication and the judge-rating questionnaire (issue 13).
+"""Overlap, adjudication and the judge-rating questionnaire (several annotators per segment).
 
-- ``segments.review_mode``: ``shared`` (issue 12's behaviour, the default for every existing segment)
+- ``segments.review_mode``: ``shared`` (one final copy for every assignee, the default for every existing segment)
   or ``independent`` (each assignee edits a copy of their own; an admin adjudicates into the final
   copy). Existing databases keep working unchanged after the upgrade.
 - ``rating_sets``, ``rating_items``, ``rating_raters``, ``ratings``: the questionnaire of the
