@@ -1,4 +1,4 @@
-"""Pair and subgroup targets of the closed loop (offered to the practice page's person)."""
+"""Pair and subgroup targets of the closed loop (the practice page's person; `rescue sim eval --subgroups`)."""
 
 from __future__ import annotations
 
@@ -40,3 +40,26 @@ def test_a_pair_reaches_the_simulator_as_its_two_clients_only_when_offered() -> 
     plain = Episode(start, agent="some/model", options=options)  # agents of `rescue sim eval`: unchanged
     assert pair not in plain.live_point().targets
     assert _speak_to(plain, pair)["steps"][0]["action"]["whom"] is None  # not a target they may name
+
+
+def test_sim_eval_offers_pairs_and_subgroups_with_the_option(tmp_path) -> None:
+    """Appendix B lets the supporter address one client, a pair or subgroup, or the group: with
+    ``--subgroups`` the agents of ``rescue sim eval`` are offered every pair and subgroup too, and
+    the choice is part of the run (``run.json``'s options)."""
+    from typer.testing import CliRunner
+
+    from rescue_bench.cli import app
+    from rescue_bench.engine.sim import SimSettings, build_episodes
+
+    clips = [c for c in load_clips(None) if c.scenario == "family"][:1]
+    offered = build_episodes(SimSettings(model="some/model", options=SimOptions(horizon=1, per_clip=1, subgroups=True)), clips)
+    plain = build_episodes(SimSettings(model="some/model", options=SimOptions(horizon=1, per_clip=1)), clips)
+    clients = offered[0].start.clients
+    pair = f"{clients[0]} & {clients[1]}"
+    assert pair in offered[0].live_point().targets
+    assert pair not in plain[0].live_point().targets
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["sim", "eval", "--model", "baseline/group", "--subgroups", "--limit", "1", "--out", str(out), "--display", "none"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["settings"]["options"]["subgroups"] is True

@@ -107,6 +107,7 @@ def eval_command(
     state: str = typer.Option("explicit", "--state", help="A model agent's chain: explicit (state step first) or none."),
     mode: ModeOption = "dialogue",
     context: int = typer.Option(5, "--context", help="Transcript rows the agent sees at each decision (-1 = all)."),
+    subgroups: bool = typer.Option(False, "--subgroups", help="Also offer the agent every pair and subgroup of clients (short of the group) as a target."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run only the first N episodes."),
     max_connections: MaxConnectionsOption = None,
     max_retries: MaxRetriesOption = None,
@@ -131,7 +132,9 @@ def eval_command(
     check_context(context)
     from rescue_bench.engine.sim import SimSettings, run_sim
 
-    options = SimOptions(horizon=horizon, gamma=gamma, lam=lam, per_clip=per_clip, state=state, mode=cue_mode, context=context)  # type: ignore[arg-type]
+    options = SimOptions(
+        horizon=horizon, gamma=gamma, lam=lam, per_clip=per_clip, state=state, mode=cue_mode, context=context, subgroups=subgroups,  # type: ignore[arg-type]
+    )
     settings = SimSettings(
         model=model,
         simulator=simulator,

@@ -101,7 +101,10 @@ def build_episodes(settings: SimSettings, clips: Sequence[Any]) -> list[Episode]
         replay = baseline_chain_answers(clips, points, method or "", agent_options, chosen=chosen, seed=settings.seed)
     prior = StrategyPrior(clips)
     return [
-        Episode(s, agent=settings.model, simulator=settings.simulator, options=options, prior=prior, replay=replay.get(s.point_id))
+        Episode(
+            s, agent=settings.model, simulator=settings.simulator, options=options, prior=prior, replay=replay.get(s.point_id),
+            subgroups=options.subgroups,
+        )
         for s in starts
     ]
 

@@ -24,3 +24,7 @@ class SimOptions(BaseModel):
     mode: CueMode = "dialogue"
     context: int = Field(default=5, ge=-1)
     """Rows of the transcript the agent sees at each decision (-1: all)."""
+    subgroups: bool = False
+    """Offer the agent every pair and subgroup of clients short of the whole group as a target
+    besides each client and the group label (Appendix B's supporter may address any subset). Off by
+    default, so the agent's question is the same as in ``rescue agent eval`` and in STP."""
