@@ -269,6 +269,15 @@ def paired_delta_ci(
     return observed, float(low), float(high)
 
 
+def _check_pvalues(pvalues: Mapping[Any, Any]) -> None:
+    """``ValueError`` naming the key of a p-value that is not a number in ``[0, 1]`` (NaN included)."""
+    for k, p in pvalues.items():
+        if p is None or isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
+            raise ValueError(f"p-value of {k!r} is not a number: {p!r}")
+        if math.isnan(p) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
+
+
 def holm(pvalues: Mapping[_K, float]) -> dict[_K, float]:
     """Holm-Bonferroni adjusted p-values, keyed like the input (and in the input's order).
 
@@ -281,11 +290,7 @@ def holm(pvalues: Mapping[_K, float]) -> dict[_K, float]:
     >>> holm({"a": 0.01, "b": 0.04, "c": 0.03})
     {'a': 0.03, 'b': 0.06, 'c': 0.06}
     """
-    for k, p in pvalues.items():
-        if p is None or isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-            raise ValueError(f"p-value of {k!r} is not a number: {p!r}")
-        if math.isnan(p) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
+    _check_pvalues(pvalues)
     m = len(pvalues)
     ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
     adjusted: dict[_K, float] = {}
@@ -307,11 +312,7 @@ def benjamini_hochberg(pvalues: Mapping[_K, float]) -> dict[_K, float]:
     >>> benjamini_hochberg({"a": 0.01, "b": 0.04, "c": 0.03})
     {'a': 0.03, 'b': 0.04, 'c': 0.04}
     """
-    for k, p in pvalues.items():
-        if p is None or isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-            raise ValueError(f"p-value of {k!r} is not a number: {p!r}")
-        if math.isnan(p) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-value of {k!r} must be in [0, 1], got {p!r}")
+    _check_pvalues(pvalues)
     m = len(pvalues)
     ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
     adjusted: dict[_K, float] = {}
