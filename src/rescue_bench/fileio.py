@@ -1,7 +1,8 @@
 """Writing files whole or not at all, and JSON without NaN: the two rules every writer shares.
 
 Every file the project writes (run records, summaries, drafts, manifests, clips' sidecars, exports)
-goes through :func:`atomic_write` or :func:`atomic_path`: the bytes go to a temporary file in the
+goes through :func:`atomic_write` or :func:`atomic_path` (a whole folder through
+:func:`replace_folder`): the bytes go to a temporary file in the
 same folder, are flushed and fsynced, and only then renamed over the destination. A crash, a full
 disk or an exception half-way leaves the previous file exactly as it was (a rename within one file
 system is atomic on POSIX and on Windows' ``os.replace``), never a truncated one.
@@ -85,6 +86,30 @@ def atomic_path(dest: str | os.PathLike[str], *, suffix: str | None = None) -> I
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        raise
+    _fsync_dir(dest.parent)
+
+
+def replace_folder(new: str | os.PathLike[str], dest: str | os.PathLike[str], *, aside: str | os.PathLike[str]) -> None:
+    """Move the folder ``new`` to ``dest``; a folder already at ``dest`` is first moved to ``aside``
+    (on the same file system; the caller deletes it once it is done).
+
+    Two renames, since POSIX has no portable exchange of two folders. If the second fails (a full
+    disk, a lost mount), the old folder is moved back before the error propagates, so an error never
+    leaves ``dest`` empty; a process killed between the two renames leaves the old folder at
+    ``aside``, not deleted.
+    """
+    new, dest, aside = Path(new), Path(dest), Path(aside)
+    moved_aside = dest.exists()
+    if moved_aside:
+        aside.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(dest, aside)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(new, dest)
+    except BaseException:
+        if moved_aside:
+            os.replace(aside, dest)
         raise
     _fsync_dir(dest.parent)
 

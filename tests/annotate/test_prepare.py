@@ -206,3 +206,30 @@ def test_link_and_nested_segment_conflict(tmp_path):
     make_segment(src, "a/b", COUPLE, video=None)
     result = _prepare(src, tmp_path / "other")
     assert result.exit_code == 2 and "lies inside the folder of segment 'a'" in result.stderr
+
+
+def test_a_swap_that_fails_half_way_puts_the_old_segment_back(src, tmp_path, monkeypatch):
+    """The attack: the new segment folder cannot be moved in (a full disk, a lost mount) after the old
+    one was moved aside. The old folder, its row clips and drafted media included, must be where it was."""
+    import os
+
+    out = tmp_path / "assets"
+    assert _prepare(src, out).exit_code == 0
+    (out / "couple/s01_seg01/rows").mkdir()
+    (out / "couple/s01_seg01/rows/1.mp4").write_bytes(b"cut before")
+    before = tree(out)
+    shutil.copyfile(src / "family/f01_seg01.mkv", src / "couple/s01_seg01.mp4")  # another video: a swap
+    real = os.replace
+
+    def failing(a, b, *args, **kwargs):
+        if "/new/" in str(a) and str(b).endswith("couple/s01_seg01"):
+            raise OSError(28, "No space left on device")
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", failing)
+    result = _prepare(src, out)
+    monkeypatch.setattr(os, "replace", real)
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in result.output
+    assert tree(out) == before
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no staging left

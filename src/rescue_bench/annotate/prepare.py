@@ -39,7 +39,7 @@ from rescue_bench.annotate.subtitles import (
 )
 from rescue_bench.data.load import Problem
 from rescue_bench.errors import RescueError
-from rescue_bench.fileio import atomic_write, loads
+from rescue_bench.fileio import atomic_write, loads, replace_folder
 from rescue_bench.labels import GROUP_LABELS, NON_CLIENT_SPEAKERS, SCENARIOS, THERAPIST
 
 END_TOLERANCE = 0.5
@@ -381,15 +381,10 @@ def prepare(
             atomic_write(staged / MANIFEST, manifest.to_text())
             if video_src is not None and manifest.video:
                 _place_video(video_src, staged / Path(manifest.video).name, link)
-            status = "new"
-            if final.exists():
-                # swap: the old folder moves out (into the staging area, deleted below), the new one in
-                old = staging / "old" / manifest.segment_id
-                old.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(final, old)
-                status = "replaced"
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, final)
+            status = "replaced" if final.exists() else "new"
+            # the old folder moves into the staging area (deleted below), the new one in; a failed
+            # move puts the old one back
+            replace_folder(staged, final, aside=staging / "old" / manifest.segment_id)
             result.segments.append(Prepared(manifest.segment_id, status, manifest))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
