@@ -86,3 +86,16 @@ def test_rescue_eval_writes_what_the_model_reads_back(tmp_path: Path):
     assert list(on_disk) == [k for k in EvalRunInfo.ORDER if k in on_disk]  # the writers' order
     assert on_disk["status"] == "success" and on_disk["workers"] == 1 and on_disk["workers_choice"]["reason"]
     assert f"Workers: 1 ({on_disk['workers_choice']['reason']})" in result.output
+
+
+def test_rescue_sim_eval_writes_what_the_model_reads_back(tmp_path: Path):
+    out = tmp_path / "sim"
+    result = runner.invoke(app, ["sim", "eval", "--model", "baseline/attend", "--horizon", "2", "--limit", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    on_disk = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    info = read_run_info(out)
+    assert isinstance(info, SimRunInfo) and info.lam == on_disk["lambda"]
+    assert info.dump() == on_disk and list(info.dump()) == list(on_disk)
+    assert list(on_disk) == [k for k in SimRunInfo.ORDER if k in on_disk]
+    calls = on_disk["calls"]
+    assert f"calls: agent {calls['agent_total']} ({calls['agent_per_episode']:.1f} per episode)" in result.output

@@ -51,7 +51,8 @@ class ResultRecord(BaseModel):
     (``model_dump()``); the fields after ``raw`` depend on the task and the run (ER: ``intensity_score``,
     ``judge_score``, ``score``, ``bertscore``; VP: ``judge_score``, ``bertscore``; with a judge:
     ``judge_flagged``; the authors' VP rubric: ``judge_authors``, ``judge_authors_parts``) and are
-    kept as extra fields, in the order they were set.
+    kept as extra fields, in the order they were set. :mod:`rescue_bench.records` types the fields of
+    each task's records for mypy (the records stay these dicts).
     """
 
     model_config = ConfigDict(extra="allow", strict=True)

@@ -2,7 +2,8 @@
 
     DIR/results/<task>.jsonl   one record per instance (rescue_bench.scoring.base_record + judge + BERTScore)
     DIR/summary.json           {task: {scenario: {metric: value, "n", "invalid_rate"}}}
-    DIR/run.json               the recorded configuration (model, judge and its prompt, options, versions, usage)
+    DIR/run.json               what the run was and how it went (rescue_bench.runinfo.EvalRunInfo): status and
+                               counts, identity, settings, model, judge and its prompt, requests, data, workers, versions, usage
     DIR/logs/                  inspect_ai logs (``inspect view --log-dir DIR/logs``), written during the run
 
 Files are written whole or not at all (:mod:`rescue_bench.fileio`), so a reader never sees half a
