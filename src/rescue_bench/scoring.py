@@ -11,13 +11,14 @@ answer gets judge score 1 and (ER) intensity score 1 without a judge call, and B
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.contract import TARGET_SCALE, VIEWPOINT_SCALE
 from rescue_bench.labels import SUMMARY_SCENARIOS, TASKS, Scenario, in_scenario
+from rescue_bench.records import ResultRow, Summary
 from rescue_bench.task_table import INVALID_BERTSCORE, INVALID_JUDGE_SCORE, TASK_TABLE, rule
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "INVALID_JUDGE_SCORE",
     "SUMMARY_SCENARIOS",
     "ResultRecord",
+    "ResultRow",
+    "Summary",
     "base_record",
     "bertscore_pairs",
     "parse_answer",
@@ -48,7 +51,8 @@ class ResultRecord(BaseModel):
     (``model_dump()``); the fields after ``raw`` depend on the task and the run (ER: ``intensity_score``,
     ``judge_score``, ``score``, ``bertscore``; VP: ``judge_score``, ``bertscore``; with a judge:
     ``judge_flagged``; the authors' VP rubric: ``judge_authors``, ``judge_authors_parts``) and are
-    kept as extra fields, in the order they were set.
+    kept as extra fields, in the order they were set. :mod:`rescue_bench.records` types the fields of
+    each task's records for mypy (the records stay these dicts).
     """
 
     model_config = ConfigDict(extra="allow", strict=True)
@@ -77,12 +81,12 @@ def parse_answer(task: str, raw: str | None, candidates: Sequence[str], particip
     return (parsed.prediction if parsed.valid else None), parsed.valid, parsed.error
 
 
-def base_record(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
+def base_record(instance: Mapping[str, Any], raw: str | None) -> ResultRow:
     """The judge-free part of a result record for ``instance`` (an ``Instance`` dump) and its raw answer."""
     task = instance["task"]
     prediction, valid, error = parse_answer(task, raw, instance.get("candidates", []), instance.get("participants", []))
     extra = rule(task).extras(prediction, valid, instance)
-    return ResultRecord(
+    record = ResultRecord(
         id=instance["id"],
         task=task,
         sample_id=instance["sample_id"],
@@ -97,13 +101,14 @@ def base_record(instance: dict[str, Any], raw: str | None) -> dict[str, Any]:
         raw=raw,
         **extra,
     ).model_dump()
+    return cast(ResultRow, record)
 
 
-def with_judge(record: dict[str, Any], judge_score: int | None, flagged: bool = False) -> dict[str, Any]:
+def with_judge(record: ResultRow, judge_score: int | None, flagged: bool = False) -> ResultRow:
     """``record`` with its judge score set (valid ER/VP answers only); ER's ``score`` follows."""
     if not record["valid"]:
         return record
-    out = dict(record, judge_score=judge_score, judge_flagged=flagged)
+    out: ResultRow = {**record, "judge_score": judge_score, "judge_flagged": flagged}
     follow = rule(out["task"]).after_judge
     if follow is not None:
         out.update(follow(out, judge_score))
@@ -114,18 +119,18 @@ AUTHORS_RUBRIC_MAX = TARGET_SCALE.hi + VIEWPOINT_SCALE.hi
 """The authors' VP rubric: target correctness 0-2 plus viewpoint correctness 0-4."""
 
 
-def with_authors_judge(record: dict[str, Any], parts: dict[str, int] | None, flagged: bool = False) -> dict[str, Any]:
+def with_authors_judge(record: ResultRow, parts: dict[str, int] | None, flagged: bool = False) -> ResultRow:
     """``record`` scored with the authors' VP rubric: ``judge_authors`` = target + viewpoint (0-6).
 
     Invalid answers and judge replies that never fit the rubric score 0, the rubric's lowest value.
     """
     if not record["valid"] or parts is None:
-        return dict(record, judge_authors=0, judge_authors_parts=None, judge_flagged=flagged or None)
+        return {**record, "judge_authors": 0, "judge_authors_parts": None, "judge_flagged": flagged or None}
     total = parts["target_score"] + parts["viewpoint_score"]
-    return dict(record, judge_authors=total, judge_authors_parts=parts, judge_flagged=flagged)
+    return {**record, "judge_authors": total, "judge_authors_parts": parts, "judge_flagged": flagged}
 
 
-def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
+def bertscore_pairs(record: ResultRow) -> tuple[str, str] | None:
     """The (prediction, reference) texts BERTScore compares for a valid ER/VP record, else ``None``.
 
     ER compares the emotion descriptions; VP compares the predicted viewpoint descriptions, joined in
@@ -137,7 +142,7 @@ def bertscore_pairs(record: dict[str, Any]) -> tuple[str, str] | None:
     return texts(record)
 
 
-def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+def task_metrics(task: str, records: Sequence[ResultRow]) -> dict[str, float | None]:
     """The task's headline metrics over ``records`` (fractions for classification metrics).
 
     Generation metrics are ``None`` when any record lacks the score (e.g. no judge was given).
@@ -147,12 +152,12 @@ def task_metrics(task: str, records: Sequence[dict[str, Any]]) -> dict[str, floa
     return rule(task).metrics(records)
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def summarize(records: Sequence[ResultRow]) -> Summary:
     """``{task: {scenario: {metric: value, "n": int, "invalid_rate": float}}}`` for couple, family, both."""
-    by_task: dict[str, list[dict[str, Any]]] = {}
+    by_task: dict[str, list[ResultRow]] = {}
     for r in records:
         by_task.setdefault(r["task"], []).append(r)
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: Summary = {}
     for task in sorted(by_task, key=lambda t: TASKS.index(t) if t in TASKS else len(TASKS)):
         items = by_task[task]
         out[task] = {}

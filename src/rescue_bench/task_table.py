@@ -22,6 +22,18 @@ from rescue_bench.contract import JUDGE_SCALE, RANK_SIZE
 from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, TASKS, TaskName, patterns, strategies
 from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import ParsedAnswer, parse_er, parse_itp, parse_ranking, parse_vp
+from rescue_bench.records import (
+    AfterJudge,
+    ERFields,
+    ERRecord,
+    ITPRecord,
+    RecordBase,
+    RPPRecord,
+    SSPRecord,
+    STPRecord,
+    VPFields,
+    VPRecord,
+)
 
 Record = Mapping[str, Any]
 MetricKind = Literal["pct", "judge", "bert"]
@@ -41,10 +53,11 @@ class TaskRule:
     """The paper's short name (``ITP`` ...)."""
     parse: Callable[[str, Sequence[str], Sequence[str]], ParsedAnswer]
     """``(raw, candidates, participants) -> ParsedAnswer``."""
-    extras: Callable[[Any, bool, Mapping[str, Any]], dict[str, Any]]
+    extras: Callable[[Any, bool, Mapping[str, Any]], Mapping[str, Any]]
     """``(prediction, valid, instance) -> {field: value}``: the record's task-specific fields, before any judge."""
-    metrics: Callable[[Sequence[Record]], dict[str, float | None]]
-    """Records (at least one) -> the task's metrics (fractions for classification metrics)."""
+    metrics: Callable[[Sequence[Any]], dict[str, float | None]]
+    """Records (at least one) of the task (:mod:`rescue_bench.records`) -> the task's metrics (fractions
+    for classification metrics)."""
     headline: tuple[str, ...]
     """The metrics of the task in ``summary.json``, in display order."""
     headline_metric: str
@@ -61,9 +74,9 @@ class TaskRule:
     paper_comparable: bool = True
     """The paper's numbers can be compared with a clean run (not ITP: the authors' prompts leaked the
     answer, in a field naming the candidate type and pos/neg in the instance id)."""
-    after_judge: Callable[[Mapping[str, Any], int | None], dict[str, Any]] | None = None
+    after_judge: Callable[[Any, int | None], AfterJudge] | None = None
     """Judged tasks: ``(record, judge score) -> {field: value}``, the fields that follow the judge score."""
-    bert_texts: Callable[[Mapping[str, Any]], tuple[str, str]] | None = None
+    bert_texts: Callable[[Any], tuple[str, str]] | None = None
     """Judged tasks: the (prediction, reference) texts BERTScore compares for a valid record."""
 
     @property
@@ -96,23 +109,23 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(values) / len(values)  # type: ignore[arg-type]
 
 
-def _golds_preds(records: Sequence[Record]) -> tuple[list[Any], list[Any]]:
+def _golds_preds(records: Sequence[RecordBase]) -> tuple[list[Any], list[Any]]:
     return [r["gold"] for r in records], [r["prediction"] for r in records]
 
 
-def _itp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+def _itp_metrics(records: Sequence[ITPRecord]) -> dict[str, float | None]:
     return dict(binary_metrics(*_golds_preds(records), positive="yes"))
 
 
-def _rpp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+def _rpp_metrics(records: Sequence[RPPRecord]) -> dict[str, float | None]:
     return dict(rpp_metrics(*_golds_preds(records)))
 
 
-def _ranking_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+def _ranking_metrics(records: Sequence[STPRecord | SSPRecord]) -> dict[str, float | None]:
     return dict(ranking_metrics(*_golds_preds(records)))
 
 
-def _er_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+def _er_metrics(records: Sequence[ERRecord]) -> dict[str, float | None]:
     return {
         "judge": _mean(r["judge_score"] for r in records),
         "intensity": _mean(r["intensity_score"] for r in records),
@@ -121,7 +134,7 @@ def _er_metrics(records: Sequence[Record]) -> dict[str, float | None]:
     }
 
 
-def _vp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
+def _vp_metrics(records: Sequence[VPRecord]) -> dict[str, float | None]:
     out = {
         "judge": _mean(r["judge_score"] for r in records),
         "bertscore": _mean(r["bertscore"] for r in records),
@@ -131,11 +144,11 @@ def _vp_metrics(records: Sequence[Record]) -> dict[str, float | None]:
     return out
 
 
-def _no_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+def _no_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> Mapping[str, Any]:
     return {}
 
 
-def _er_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+def _er_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> ERFields:
     # An invalid answer is scored at the scale's floor without a judge call; a valid one waits for
     # the judge (None) except its intensity score, which needs no judge.
     return {
@@ -146,19 +159,19 @@ def _er_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dic
     }
 
 
-def _vp_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> dict[str, Any]:
+def _vp_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> VPFields:
     return {"judge_score": None if valid else INVALID_JUDGE_SCORE, "bertscore": None if valid else INVALID_BERTSCORE}
 
 
-def _er_after_judge(record: Mapping[str, Any], judge_score: int | None) -> dict[str, Any]:
+def _er_after_judge(record: ERRecord, judge_score: int | None) -> AfterJudge:
     return {"score": None if judge_score is None else er_score(judge_score, record["intensity_score"])}
 
 
-def _er_texts(record: Mapping[str, Any]) -> tuple[str, str]:
+def _er_texts(record: ERRecord) -> tuple[str, str]:
     return record["prediction"]["emotion"], record["gold"]["emotion"]
 
 
-def _vp_texts(record: Mapping[str, Any]) -> tuple[str, str]:
+def _vp_texts(record: VPRecord) -> tuple[str, str]:
     # the viewpoint descriptions joined in order, predicted and gold the same way
     return "; ".join(v["viewpoint"] for v in record["prediction"]), "; ".join(v["viewpoint"] for v in record["gold"])
 

@@ -6,7 +6,6 @@ data: one line per problem naming file, line, clip, row and field), never a trac
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -116,6 +115,7 @@ def eval_command(
     cue_mode = check_mode(mode)
     check_context(context)
     from rescue_bench.engine.agent import AgentSettings, run_agent
+    from rescue_bench.runinfo import AgentCalls
 
     options = AgentOptions(
         state=state,  # type: ignore[arg-type]
@@ -147,16 +147,15 @@ def eval_command(
         out=str(out) if out else default_out(f"agent-{state}-{model}"),
     )
     try:
-        summary = run_agent(settings, display=display, overwrite=overwrite)
+        result = run_agent(settings, display=display, overwrite=overwrite)
     except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    print_agent_summary(summary, f"{model}: support agent chain (state {state}, {mode})")
-    run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
-    calls = run["calls"]
+    print_agent_summary(result.summary, f"{model}: support agent chain (state {state}, {mode})")
+    calls = result.info.calls or AgentCalls()
     what = "steps answered offline (no model calls)" if is_baseline(model) else "calls"
     console.print(
-        f"{what}: {calls['chain_total']} chain steps ({', '.join(f'{k} {v}' for k, v in calls['chain_steps'].items())}), "
-        f"{calls['chain_judge']} judge; single-task ablation {calls['single_task']} + {calls['single_task_judge']} judge",
+        f"{what}: {calls.chain_total} chain steps ({', '.join(f'{k} {v}' for k, v in calls.chain_steps.items())}), "
+        f"{calls.chain_judge} judge; single-task ablation {calls.single_task} + {calls.single_task_judge} judge",
         highlight=False,
         markup=False,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -161,30 +160,29 @@ def eval_command(
         assets=str(assets) if assets else None,
     )
     try:
-        summary = run_eval(settings, display=display, overwrite=overwrite)
+        result = run_eval(settings, display=display, overwrite=overwrite)
     except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    summary, run = result.summary, result.info
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
     judged = [t for t in JUDGED_TASKS if t in summary]
     if judged and not judge:
         console.print(f"note: no --judge given, so {'/'.join(t.upper() for t in judged)} judge scores are empty", highlight=False)
-    run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
-    video = run.get("video") or {}
-    if video.get("missing_clips"):
+    video = run.video
+    if video is not None and video.missing_clips:
         typer.echo(
-            f"warning: {video['missing_clips']} of {video['instances']} instances were not evaluated: row clips are "
-            f"missing in {video['assets']} (listed in {Path(settings.out) / video['missing_file']})",
+            f"warning: {video.missing_clips} of {video.instances} instances were not evaluated: row clips are "
+            f"missing in {video.assets} (listed in {Path(settings.out) / str(video.missing_file)})",
             err=True,
         )
-    if judged and bertscore and not run.get("bertscore_backbone"):
+    if judged and bertscore and not run.bertscore_backbone:
         console.print(
             "note: BERTScore skipped (install the extra: pip install torch==2.13.0 'rescue-bench[bertscore]')",
             highlight=False,
             markup=False,  # "[bertscore]" is not a rich tag
         )
-    choice = run.get("workers_choice") or {}
-    if choice:
-        console.print(f"Workers: {run['workers']} ({choice['reason']})", highlight=False, markup=False)
+    if run.workers_choice is not None:
+        console.print(f"Workers: {run.workers} ({run.workers_choice.reason})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
     if not data:
         console.print(DEMO_NOTE, highlight=False, markup=False)

@@ -7,7 +7,6 @@ data: one line per problem naming file, line, clip, row and field), never a trac
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -131,6 +130,7 @@ def eval_command(
     cue_mode = check_mode(mode)
     check_context(context)
     from rescue_bench.engine.sim import SimSettings, run_sim
+    from rescue_bench.runinfo import SimCalls
 
     options = SimOptions(
         horizon=horizon, gamma=gamma, lam=lam, per_clip=per_clip, state=state, mode=cue_mode, context=context, subgroups=subgroups,  # type: ignore[arg-type]
@@ -154,15 +154,14 @@ def eval_command(
         out=str(out) if out else default_out(f"sim-{model}-{simulator}"),
     )
     try:
-        summary = run_sim(settings, display=display)
+        result = run_sim(settings, display=display)
     except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    print_sim_summary(summary, f"{model} against the {simulator} simulator (horizon {horizon}, gamma {gamma}, lambda {lam})")
-    run = json.loads((Path(settings.out) / "run.json").read_text(encoding="utf-8"))
-    calls = run["calls"]
+    print_sim_summary(result.summary, f"{model} against the {simulator} simulator (horizon {horizon}, gamma {gamma}, lambda {lam})")
+    calls = result.info.calls or SimCalls()
     console.print(
-        f"calls: agent {calls['agent_total']} ({calls['agent_per_episode']:.1f} per episode), "
-        f"simulator {calls['simulator_total']} ({calls['simulator_per_episode']:.1f} per episode)",
+        f"calls: agent {calls.agent_total} ({calls.agent_per_episode:.1f} per episode), "
+        f"simulator {calls.simulator_total} ({calls.simulator_per_episode:.1f} per episode)",
         highlight=False,
         markup=False,
     )
@@ -219,7 +218,7 @@ def fidelity_command(
         out=str(out) if out else default_out(f"fidelity-{simulator}"),
     )
     try:
-        summary = run_fidelity(settings, display=display)
+        summary = run_fidelity(settings, display=display).summary
     except (ValueError, KeyError, ImportError, OSError) as exc:
         raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     per = summary["fidelity"]

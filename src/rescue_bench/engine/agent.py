@@ -25,17 +25,12 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
     GenerateConfig,
     Model,
     get_model,
@@ -67,13 +62,15 @@ from rescue_bench.agent import (
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.evaluate import gather_records, log_usage, run_inspect, sample_errors
 from rescue_bench.engine.inspect_tasks import rescue_task
-from rescue_bench.engine.judge import CACHE, ask_judge, grader
+from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
 from rescue_bench.engine.outputs import (
+    RunStatus,
     add_bertscore,
     identity_of,
     intended_request,
     judge_fingerprint,
     judge_intended,
+    now,
     request_record,
     run_status,
     versions,
@@ -87,20 +84,17 @@ from rescue_bench.engine.runfolder import RunFailed, git_revision
 from rescue_bench.engine.settings import Evaluated, RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.gcpolicy import fewer_gc_passes
-from rescue_bench.labels import JUDGED_TASKS, is_baseline
+from rescue_bench.labels import is_baseline
 from rescue_bench.parse import parse_judge
+from rescue_bench.records import ResultRow
+from rescue_bench.runinfo import AblationRunInfo, AgentCalls, AgentRunInfo, BertscoreUse, ClaimedRunInfo, RunInfo, RunResult
+from rescue_bench.task_table import rule
 
 POINT_KEY = "rescue_point"
 """Sample metadata key holding the decision point (never sent to the model)."""
 CHAIN_KEY = "rescue_chain"
 """Sample store key holding the chain's step results, from the solver to the scorer."""
 SINGLE_DIR = "single"
-
-
-def to_messages(messages: Sequence[dict[str, Any]]) -> list[ChatMessage]:
-    """The chain's role/content dicts as inspect chat messages."""
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
 def point_sample(point: DecisionPoint, state: str, how_given_gold: bool = True) -> Sample:
@@ -260,8 +254,9 @@ def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | 
     return record
 
 
-def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool = False) -> dict[str, Any]:
-    """Run the chain (and the single-task ablation) and write the output folder; returns the summary.
+def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool = False) -> RunResult[AgentRunInfo]:
+    """Run the chain (and the single-task ablation) and write the output folder; returns the summary
+    and the ``run.json`` written.
 
     Raises :class:`rescue_bench.data.DataError` for bad data and
     :class:`~rescue_bench.errors.RunInterrupted` when stopped.
@@ -315,7 +310,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool
         drop_stale_logs(Path(settings.out), evaluated.logs)
         outcome = run_status(evaluated.records, evaluated, absorbed=[e for _, e in channel.failures])
         return write_agent_outputs(
-            settings, records, single_records, logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
+            settings, records, cast(list[ResultRow], single_records), logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
             previous=previous,
         )
 
@@ -339,40 +334,41 @@ def add_chain_bertscore(records: list[dict[str, Any]], backbone: str | None) -> 
     return [with_bertscores(r, per[i]) if i in per else r for i, r in enumerate(records)], backbone
 
 
-def call_counts(records: Sequence[dict[str, Any]], single: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def call_counts(records: Sequence[dict[str, Any]], single: Sequence[ResultRow]) -> AgentCalls:
     """Calls the run asked for (before retries and judge re-asks): per chain step, judge, single tasks."""
     steps: Counter[str] = Counter(s for r in records for s, v in r["steps"].items() if v["raw"] is not None)
     judged = sum(len(r.get("judged") or []) for r in records)
-    return {
-        "points": len(records),
-        "chain_steps": dict(steps),
-        "chain_total": sum(steps.values()),
-        "chain_judge": judged,
-        "single_task": sum(1 for r in single if r.get("raw") is not None),
-        "single_task_judge": sum(1 for r in single if r["task"] in JUDGED_TASKS and r["valid"] and r.get("judge_score") is not None),
-    }
+    return AgentCalls(
+        points=len(records),
+        chain_steps=dict(steps),
+        chain_total=sum(steps.values()),
+        chain_judge=judged,
+        single_task=sum(1 for r in single if r.get("raw") is not None),
+        single_task_judge=sum(1 for r in single if rule(r["task"]).judged and r["valid"] and r.get("judge_score") is not None),
+    )
 
 
 def write_agent_outputs(
     settings: AgentSettings,
     records: list[dict[str, Any]],
-    single: list[dict[str, Any]],
+    single: list[ResultRow],
     logs: Sequence[Any],
     *,
     clips: int,
     points: Sequence[DecisionPoint],
-    outcome: dict[str, Any] | None = None,
+    outcome: RunStatus | None = None,
     evaluated: Evaluated | None = None,
-    previous: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``run.json`` and ``single/``.
+    previous: RunInfo | None = None,
+) -> RunResult[AgentRunInfo]:
+    """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``run.json`` and ``single/``;
+    returns the summary and the ``run.json`` written.
 
     A failed run (``outcome``'s status: calls that got no answer) writes no ``summary.json`` and
     raises :class:`~rescue_bench.engine.runfolder.RunFailed` once ``run.json`` says so."""
-    outcome = outcome or {"status": "success", "counts": None, "failure": None}
-    failed = outcome["status"] == "failed"
+    outcome = outcome or RunStatus("success", None, None)
+    failed = outcome.status == "failed"
     requests = evaluated.requests if evaluated is not None else {}
-    previous = previous or {}
+    before = previous if isinstance(previous, ClaimedRunInfo) else None
     out = Path(settings.out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     backbone = None
@@ -388,49 +384,48 @@ def write_agent_outputs(
     else:
         write_json(out / "summary.json", summary)
     identity, files = identity_of(settings, AGENT_TASK)
-    info = {
-        **outcome,
-        "identity": identity,
-        "kind": AGENT_TASK,
-        "settings": settings.model_dump(),
-        "model": settings.model,
-        "judge": settings.judge,
-        "judge_prompt_sha": agent_fingerprint() if settings.judge else None,
-        "clips": clips,
-        "points": len(points),
-        "request": request_record(intended_request(settings), requests.get("model"), previous.get("request")),
-        "judge_request": request_record(judge_intended(settings), requests.get("judge"), previous.get("judge_request"))
+    info = AgentRunInfo(
+        status=outcome.status,
+        counts=outcome.counts,
+        failure=outcome.failure,
+        identity=identity,
+        kind=AGENT_TASK,
+        settings=settings.model_dump(),
+        model=settings.model,
+        judge=settings.judge,
+        judge_prompt_sha=agent_fingerprint() if settings.judge else None,
+        clips=clips,
+        points=len(points),
+        request=request_record(intended_request(settings), requests.get("model"), before.request if before else None),
+        judge_request=request_record(judge_intended(settings), requests.get("judge"), before.judge_request if before else None)
         if settings.judge
         else None,
-        "data_files": files,
-        "git_revision": git_revision(),
-        "bertscore": {"requested": settings.bertscore, "used": backbone is not None, "backbone": backbone},
-        "bertscore_backbone": backbone,
-        "calls": call_counts(records, single),
-        "usage": log_usage(logs),
-        "versions": versions(),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "log_statuses": [getattr(log, "status", None) for log in logs],
-    }
-    write_json(out / "run.json", info)
+        data_files=files,
+        git_revision=git_revision(),
+        bertscore=BertscoreUse(requested=settings.bertscore, used=backbone is not None, backbone=backbone),
+        bertscore_backbone=backbone,
+        calls=call_counts(records, single),
+        usage=log_usage(logs),
+        versions=versions(),
+        created=now(),
+        log_statuses=[getattr(log, "status", None) for log in logs],
+    )
+    info.write(out)
     if single:
         folder = out / SINGLE_DIR
         if failed:
             write_failed_results(folder, single)
         else:
             write_results(folder, single)
-        write_json(
-            folder / "run.json",
-            {
-                "kind": "single_task_ablation",
-                "ablation_of": str(out),
-                "model": settings.model,
-                "judge": settings.judge,
-                "settings": {"model": settings.model, "data": settings.data, "mode": settings.options.mode, "context": settings.options.context},
-                "bertscore_backbone": backbone,
-                "created": info["created"],
-            },
-        )
-    if outcome["failure"]:
-        raise RunFailed(f"run failed: {outcome['failure']}; run.json says so; fix the cause and run the same command to resume")
-    return summary
+        AblationRunInfo(
+            kind="single_task_ablation",
+            ablation_of=str(out),
+            model=settings.model,
+            judge=settings.judge,
+            settings={"model": settings.model, "data": settings.data, "mode": settings.options.mode, "context": settings.options.context},
+            bertscore_backbone=backbone,
+            created=info.created,
+        ).write(folder)
+    if outcome.failure:
+        raise RunFailed(f"run failed: {outcome.failure}; run.json says so; fix the cause and run the same command to resume")
+    return RunResult(summary, info)

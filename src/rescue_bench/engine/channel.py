@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Protocol, cast
 
 
 class CallGauge(Protocol):
@@ -46,10 +46,13 @@ class RunChannel:
         self._gauge = gauge
         self._slots: Any = None
 
-    def keep(self, record: dict[str, Any]) -> None:
-        """Keep the scorer's record of an instance (the first time: tell the progress callback)."""
+    def keep(self, record: Mapping[str, Any]) -> None:
+        """Keep the scorer's record of an instance (the first time: tell the progress callback).
+
+        A task's result record (:class:`~rescue_bench.records.ResultRow`), the agent's chain record
+        or an episode: kept as the plain dict it is."""
         new = record["id"] not in self.records
-        self.records[record["id"]] = record
+        self.records[record["id"]] = cast(dict[str, Any], record)
         if new and self._on_record is not None:
             self._on_record()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, RunSettings, merge_usage
 from rescue_bench.labels import Rubric
@@ -43,7 +43,7 @@ def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> di
     record["error"] = f"no answer: {error}" if error else "no answer"
     if record["task"] == "vp" and authors_rubric:
         record = with_authors_judge(record, None)
-    return record
+    return cast(dict[str, Any], record)  # a ResultRow, as the records of the run travel
 
 
 def sample_errors(logs: Sequence[Any], wanted: set[str]) -> dict[str, str]:

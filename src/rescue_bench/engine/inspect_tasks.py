@@ -27,6 +27,7 @@ from rescue_bench.engine.feed import TaskFeed
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.labels import RANKED_TASKS, TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
+from rescue_bench.records import ResultRow
 from rescue_bench.scoring import base_record, with_authors_judge, with_judge
 from rescue_bench.task_table import rule
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
@@ -62,7 +63,7 @@ def instance_sample(instance: Instance) -> Sample:
     )
 
 
-def primary_value(record: dict[str, Any]) -> float:
+def primary_value(record: ResultRow) -> float:
     """One number per sample for inspect's live display (the summary is computed separately)."""
     task, pred, gold = record["task"], record["prediction"], record["gold"]
     if task == "itp":
@@ -74,19 +75,19 @@ def primary_value(record: dict[str, Any]) -> float:
     return float(record["judge_score"] or 0.0)
 
 
-def judge_failure(record: dict[str, Any], exc: BaseException, authors: bool = False) -> dict[str, Any]:
+def judge_failure(record: ResultRow, exc: BaseException, authors: bool = False) -> ResultRow:
     """``record`` (a valid answer) whose judge call failed: no judge score, ``judge_failed`` and the error.
 
     Distinct from an answer the judge could not score (``judge_flagged``) and from an invalid answer
     (the floor score): the model answered, nobody judged it; the run is failed and resumable.
     """
     message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
-    out = dict(record, judge_score=None, judge_flagged=None, judge_failed=True, judge_error=message)
+    out: ResultRow = {**record, "judge_score": None, "judge_flagged": None, "judge_failed": True, "judge_error": message}
     follows = rule(out["task"]).after_judge  # the fields that follow the judge score (ER's score)
     if follows is not None:
         out.update(follows(out, None))
     if authors:  # the authors' VP rubric: no 0-6 score either
-        out.update(judge_authors=None, judge_authors_parts=None)
+        out.update({"judge_authors": None, "judge_authors_parts": None})
     return out
 
 

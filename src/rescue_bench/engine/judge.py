@@ -8,11 +8,12 @@ through the response cache like every other call, and hold a slot of the run's c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspect_ai.model import (
     CachePolicy,
+    ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
@@ -29,9 +30,16 @@ from rescue_bench.engine.settings import JUDGE_TEMPERATURE
 from rescue_bench.labels import Rubric
 from rescue_bench.parse import ParsedAnswer, parse_judge, parse_vp_rubric
 from rescue_bench.prompts import judge_prompt
+from rescue_bench.records import ResultRow
 
 CACHE = CachePolicy(expiry=None)
 """Responses never expire: re-running a command repeats no finished call."""
+
+
+def to_messages(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
+    """Role/content dicts (the agent's chain, a closed-loop episode's requests) as inspect chat messages."""
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
 
@@ -77,7 +85,7 @@ async def ask_judge(
 
 async def judge_score(
     judge: Model,
-    record: dict[str, Any],
+    record: ResultRow,
     client: str | None,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,
@@ -95,7 +103,7 @@ async def judge_score(
 
 async def judge_authors(
     judge: Model,
-    record: dict[str, Any],
+    record: ResultRow,
     client: str | None,
     attempt_timeout: int | None = None,
     channel: RunChannel | None = None,

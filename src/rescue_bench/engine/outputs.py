@@ -2,7 +2,8 @@
 
     DIR/results/<task>.jsonl   one record per instance (rescue_bench.scoring.base_record + judge + BERTScore)
     DIR/summary.json           {task: {scenario: {metric: value, "n", "invalid_rate"}}}
-    DIR/run.json               the recorded configuration (model, judge and its prompt, options, versions, usage)
+    DIR/run.json               what the run was and how it went (rescue_bench.runinfo.EvalRunInfo): status and
+                               counts, identity, settings, model, judge and its prompt, requests, data, workers, versions, usage
     DIR/logs/                  inspect_ai logs (``inspect view --log-dir DIR/logs``), written during the run
 
 Files are written whole or not at all (:mod:`rescue_bench.fileio`), so a reader never sees half a
@@ -14,13 +15,35 @@ from __future__ import annotations
 
 import hashlib
 import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rescue_bench.engine.runfolder import RunFailed, counts, data_files, failure_line, git_revision, run_identity
 from rescue_bench.engine.settings import JUDGE_TEMPERATURE, EvalSettings, Evaluated, RunSettings
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
+from rescue_bench.records import ResultRow, Summary
+from rescue_bench.runinfo import (
+    BertscoreUse,
+    ClaimedRunInfo,
+    EvalRunInfo,
+    RequestRecord,
+    RunInfo,
+    RunResult,
+    VideoReport,
+    WorkersChoice,
+)
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """``status``, ``counts`` and ``failure`` of ``run.json``."""
+
+    status: str
+    counts: dict[str, int] | None
+    failure: str | None = None
 
 
 def judge_fingerprint() -> str:
@@ -31,7 +54,7 @@ def judge_fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def add_bertscore(records: list[dict[str, Any]], backbone: str | None) -> str | None:
+def add_bertscore(records: list[ResultRow], backbone: str | None) -> str | None:
     """Fill ``bertscore`` of valid ER/VP records in one batch; return the backbone used (None if skipped)."""
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
     from rescue_bench.scoring import bertscore_pairs
@@ -57,7 +80,7 @@ def preload() -> None:
     import sklearn.metrics  # noqa: F401
 
 
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """``rows`` as JSON Lines at ``path``, atomically (strict JSON: no NaN)."""
     atomic_write_jsonl(path, rows)
 
@@ -67,7 +90,7 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_json(path, obj)
 
 
-def write_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def write_results(folder: Path, records: list[ResultRow]) -> Summary:
     """``folder/results/<task>.jsonl`` and ``folder/summary.json`` of task records; returns the summary.
 
     The records are put in one canonical order (task, clip, row) first, and the summary is computed
@@ -78,7 +101,7 @@ def write_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]
 
     (folder / "results").mkdir(parents=True, exist_ok=True)
     records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
-    by_task: dict[str, list[dict[str, Any]]] = {}
+    by_task: dict[str, list[ResultRow]] = {}
     for record in records:
         by_task.setdefault(record["task"], []).append(record)
     for name, rows in by_task.items():
@@ -102,12 +125,12 @@ def intended_request(settings: RunSettings) -> dict[str, Any]:
     return {"temperature": settings.temperature, "seed": settings.seed, "max_tokens": settings.max_tokens, "system_role": "system"}
 
 
-def request_record(intended: dict[str, Any], sent: dict[str, Any] | None, previous: dict[str, Any] | None) -> dict[str, Any]:
+def request_record(intended: dict[str, Any], sent: dict[str, Any] | None, previous: RequestRecord | None) -> RequestRecord:
     """``run.json``'s record of a request: intended beside sent (kept from the run being resumed when
     every reply came from the cache this time)."""
-    if sent is None and previous and previous.get("sent"):
-        return {"intended": intended, "sent": previous["sent"], "sent_by": "an earlier run of this folder (every reply cached now)"}
-    return {"intended": intended, "sent": sent, "sent_by": "this run" if sent is not None else None}
+    if sent is None and previous is not None and previous.sent:
+        return RequestRecord(intended=intended, sent=previous.sent, sent_by="an earlier run of this folder (every reply cached now)")
+    return RequestRecord(intended=intended, sent=sent, sent_by="this run" if sent is not None else None)
 
 
 def identity_of(settings: RunSettings, kind: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -116,7 +139,7 @@ def identity_of(settings: RunSettings, kind: str) -> tuple[dict[str, Any], list[
     return run_identity(kind, settings.model_dump(mode="json"), files), files
 
 
-def run_status(records: list[dict[str, Any]], evaluated: Evaluated, absorbed: list[str] | None = None) -> dict[str, Any]:
+def run_status(records: Sequence[Mapping[str, Any]], evaluated: Evaluated, absorbed: list[str] | None = None) -> RunStatus:
     """``status``, ``counts`` and ``failure`` of ``run.json`` (``failure`` is the one line of a failed run).
 
     ``absorbed``: errors of calls that failed and that the caller went on without (an agent's chain
@@ -132,7 +155,7 @@ def run_status(records: list[dict[str, Any]], evaluated: Evaluated, absorbed: li
         numbers["task_errors"] = errored
         messages.append(f"{errored} inspect_ai task logs ended in error (inspect view --log-dir {evaluated.logs and Path(evaluated.logs[0]).parent})")
     line = failure_line(numbers, messages)
-    return {"status": "failed" if line else "success", "counts": numbers, "failure": line}
+    return RunStatus("failed" if line else "success", numbers, line)
 
 
 def write_outputs(
@@ -142,14 +165,14 @@ def write_outputs(
     clips: int,
     workers: int = 1,
     choice: dict[str, Any] | None = None,
-    extra: dict[str, Any] | None = None,
-    previous: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """BERTScore, then ``results/``, ``summary.json`` and ``run.json`` (plus ``extra``); returns the summary.
+    video: dict[str, Any] | None = None,
+    previous: RunInfo | None = None,
+) -> RunResult[EvalRunInfo]:
+    """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary and the run info.
 
     ``workers``: the processes that made calls; ``choice``: how that number was chosen
-    (``run.workers_choice``), recorded as ``workers_choice``; ``extra``: more entries of ``run.json``
-    (the video mode's clip report); ``previous``: the ``run.json`` of the run this one resumes.
+    (``run.workers_choice``), recorded as ``workers_choice``; ``video``: the video mode's clip report
+    (``run.json``'s ``video``); ``previous``: the ``run.json`` of the run this one resumes.
     A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed` once ``results/`` and
     ``run.json`` are written (no ``summary.json``).
     """
@@ -157,47 +180,53 @@ def write_outputs(
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
     out = Path(settings.out)
-    records = evaluated.records
+    records = cast(list[ResultRow], evaluated.records)  # an eval run's records are all result records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
     outcome = run_status(records, evaluated)
-    if outcome["status"] == "failed":
+    if outcome.status == "failed":
         summary = write_failed_results(out, records)
     else:
         summary = write_results(out, records)
     options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
     identity, files = identity_of(settings, "eval")
-    previous = previous or {}
-    write_json(
-        out / "run.json",
-        {
-            **outcome,
-            "identity": identity,
-            "settings": settings.model_dump(),
-            "model": settings.model,
-            "judge": settings.judge,
-            "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
-            "request": request_record(intended_request(settings), evaluated.requests.get("model"), previous.get("request")),
-            "judge_request": request_record(
-                judge_intended(settings), evaluated.requests.get("judge"), previous.get("judge_request")
-            ) if settings.judge else None,
-            "data_files": files,
-            "git_revision": git_revision(),
-            "context_windows": {t: options.window(t) for t in DEFAULT_CONTEXT},
-            "clips": clips,
-            "workers": workers,
-            "workers_choice": choice,
-            "bertscore": {"requested": settings.bertscore, "used": backbone is not None, "backbone": backbone},
-            "bertscore_backbone": backbone,
-            "usage": evaluated.usage,
-            "versions": versions(),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "log_statuses": evaluated.statuses,
-            **(extra or {}),  # e.g. the video mode's clip report
-        },
+    before = previous if isinstance(previous, ClaimedRunInfo) else None
+    info = EvalRunInfo(
+        status=outcome.status,
+        counts=outcome.counts,
+        failure=outcome.failure,
+        identity=identity,
+        settings=settings.model_dump(),
+        model=settings.model,
+        judge=settings.judge,
+        judge_prompt_sha=judge_fingerprint() if settings.judge else None,
+        request=request_record(intended_request(settings), evaluated.requests.get("model"), before.request if before else None),
+        judge_request=request_record(
+            judge_intended(settings), evaluated.requests.get("judge"), before.judge_request if before else None
+        ) if settings.judge else None,
+        data_files=files,
+        git_revision=git_revision(),
+        context_windows={t: options.window(t) for t in DEFAULT_CONTEXT},
+        clips=clips,
+        workers=workers,
+        workers_choice=None if choice is None else WorkersChoice.model_validate(choice),
+        bertscore=BertscoreUse(requested=settings.bertscore, used=backbone is not None, backbone=backbone),
+        bertscore_backbone=backbone,
+        usage=evaluated.usage,
+        versions=versions(),
+        created=now(),
+        log_statuses=evaluated.statuses,
     )
-    if outcome["failure"]:
-        raise RunFailed(f"run failed: {outcome['failure']}; run.json says so; fix the cause and run the same command to resume")
-    return summary
+    if video is not None:
+        info.video = VideoReport.model_validate(video)
+    info.write(out)
+    if outcome.failure:
+        raise RunFailed(f"run failed: {outcome.failure}; run.json says so; fix the cause and run the same command to resume")
+    return RunResult(summary, info)
+
+
+def now() -> str:
+    """``run.json``'s ``created``: the time in UTC, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def judge_intended(settings: RunSettings) -> dict[str, Any]:
@@ -205,12 +234,12 @@ def judge_intended(settings: RunSettings) -> dict[str, Any]:
     return {"temperature": JUDGE_TEMPERATURE, "seed": settings.seed, "max_tokens": None, "system_role": "system"}
 
 
-def write_failed_results(folder: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def write_failed_results(folder: Path, records: list[ResultRow]) -> Summary:
     """``results/`` of a failed run, and no ``summary.json`` (a stale one is removed): its numbers
     would mix the model's answers with calls that never reached it. Returns an empty summary."""
     (folder / "results").mkdir(parents=True, exist_ok=True)
     records.sort(key=lambda r: (r["task"], r["sample_id"], r["row"]))
-    by_task: dict[str, list[dict[str, Any]]] = {}
+    by_task: dict[str, list[ResultRow]] = {}
     for record in records:
         by_task.setdefault(record["task"], []).append(record)
     for name, rows in by_task.items():

@@ -30,8 +30,8 @@ from rescue_bench.engine.outputs import write_outputs
 from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import claim_folder
 from rescue_bench.engine.settings import EvalSettings, RunInterrupted, RunSettings, WorkerPlan, available_cpus, plan_workers
-from rescue_bench.fileio import atomic_write_json
 from rescue_bench.gcpolicy import fewer_gc_passes
+from rescue_bench.runinfo import EvalRunInfo, RunInfo, RunResult, parse_run_info
 
 
 def worker_plan(settings: EvalSettings) -> WorkerPlan:
@@ -45,7 +45,7 @@ def worker_plan(settings: EvalSettings) -> WorkerPlan:
     )
 
 
-def start_folder(settings: RunSettings, kind: str, *, overwrite: bool) -> dict[str, Any] | None:
+def start_folder(settings: RunSettings, kind: str, *, overwrite: bool) -> RunInfo | None:
     """Claim ``settings.out`` for this run (:func:`~rescue_bench.engine.runfolder.claim_folder`) and
     write its identity to ``run.json`` (status ``running``) before any call; returns the ``run.json``
     of the run this one resumes (``None`` for a new run)."""
@@ -55,10 +55,8 @@ def start_folder(settings: RunSettings, kind: str, *, overwrite: bool) -> dict[s
     identity, files = identity_of(settings, kind)
     previous = claim_folder(out, identity, overwrite=overwrite)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(
-        out / "run.json",
-        {**(previous or {}), "status": "running", "identity": identity, "settings": settings.model_dump(), "data_files": files},
-    )
+    running = {"status": "running", "identity": identity, "settings": settings.model_dump(), "data_files": files}
+    parse_run_info({**(previous.dump() if previous else {}), **running}).write(out)
     return previous
 
 
@@ -71,8 +69,8 @@ def drop_stale_logs(out: Path, kept: list[str]) -> None:
             log.unlink(missing_ok=True)
 
 
-def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool = False) -> dict[str, Any]:
-    """Run ``settings`` end to end and write the output folder; returns the summary.
+def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool = False) -> RunResult[EvalRunInfo]:
+    """Run ``settings`` end to end and write the output folder; returns the summary and the ``run.json`` written.
 
     With more than one worker (``--workers N``, or ``auto`` when one process cannot keep up) the
     instances are spread over worker processes; the output is the same as with one process. Raises :class:`rescue_bench.data.DataError` for bad data,
@@ -108,7 +106,7 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
         drop_stale_logs(Path(settings.out), evaluated.logs)
         choice = workers_choice(plan, workers, busy, in_flight)
         return write_outputs(
-            settings, evaluated, clips=clips, workers=workers, choice=choice, extra={"video": video.report()} if video else None,
+            settings, evaluated, clips=clips, workers=workers, choice=choice, video=video.report() if video else None,
             previous=previous,
         )
 

@@ -21,14 +21,14 @@ import hashlib
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rescue_bench.errors import RescueError
-from rescue_bench.fileio import loads
+from rescue_bench.runinfo import RUN_JSON, ClaimedRunInfo, RunInfo, read_run_info
 
-RUN_FILES = ("results", "summary.json", "run.json", "logs", "single", ".workers", "missing_clips.jsonl")
+RUN_FILES = ("results", "summary.json", RUN_JSON, "logs", "single", ".workers", "missing_clips.jsonl")
 """What a run writes in its folder: all ``--overwrite`` removes (nothing else is touched)."""
 
 NOT_IDENTITY = {"out", "display", "workers", "max_connections", "max_retries", "timeout", "log_samples", "cache"}
@@ -103,13 +103,12 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return diffs
 
 
-def previous_run(out: Path) -> dict[str, Any] | None:
-    """The ``run.json`` of ``out`` (``None`` when there is none, or it is not a JSON object)."""
+def previous_run(out: Path) -> RunInfo | None:
+    """The ``run.json`` of ``out`` (``None`` when there is none, or it is not a ``run.json`` object)."""
     try:
-        value = loads((out / "run.json").read_text(encoding="utf-8"))
+        return read_run_info(out / RUN_JSON)
     except (OSError, ValueError):
         return None
-    return value if isinstance(value, dict) else None
 
 
 def clear_folder(out: Path) -> None:
@@ -122,31 +121,32 @@ def clear_folder(out: Path) -> None:
             target.unlink()
 
 
-def claim_folder(out: Path, identity: dict[str, Any], *, overwrite: bool) -> dict[str, Any] | None:
+def claim_folder(out: Path, identity: dict[str, Any], *, overwrite: bool) -> RunInfo | None:
     """Make ``out`` this run's folder; returns the previous ``run.json`` of the same run (a resume), else ``None``.
 
     Refused (:class:`FolderTaken`) when ``out`` holds another run, or run output without a ``run.json``
     that says which run it is, unless ``overwrite`` (then that output is removed first).
     """
     previous = previous_run(out)
-    if previous is not None and previous.get("identity") == identity:
+    claimed = previous if isinstance(previous, ClaimedRunInfo) else None
+    if claimed is not None and claimed.identity == identity:
         return previous
     leftovers = [name for name in RUN_FILES if (out / name).exists()]
-    if previous is not None and previous.get("status") == "running" and leftovers == ["run.json"]:
+    if claimed is not None and claimed.status == "running" and leftovers == [RUN_JSON]:
         leftovers = []  # a run stopped before its first call (bad data): nothing of it to keep
     if not leftovers:
         return None
     if overwrite:
         clear_folder(out)
         return None
-    if previous is None or "identity" not in previous:
+    if claimed is None or claimed.identity is None:
         what = "output of a run it cannot identify (no run.json with the run's identity)"
     else:
-        what = "a different run: " + "; ".join(_differences(previous["identity"], identity)[:4])
+        what = "a different run: " + "; ".join(_differences(claimed.identity, identity)[:4])
     raise FolderTaken(f"{out} holds {what}; choose another --out, or pass --overwrite to replace it")
 
 
-def counts(records: Sequence[dict[str, Any]], unanswered: dict[str, str]) -> dict[str, int]:
+def counts(records: Sequence[Mapping[str, Any]], unanswered: dict[str, str]) -> dict[str, int]:
     """Instances, answered, without an answer, and judge failures of a run's records."""
     judge_failures = sum(1 for r in records if r.get("judge_failed"))
     return {

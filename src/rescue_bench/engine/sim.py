@@ -21,17 +21,12 @@ Output folder::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
     GenerateConfig,
     Model,
     get_model,
@@ -43,14 +38,15 @@ from pydantic import Field
 from rescue_bench.agent import AgentOptions, baseline_chain_answers
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.evaluate import log_usage, run_inspect
-from rescue_bench.engine.judge import CACHE, ask_judge, grader
-from rescue_bench.engine.outputs import versions
+from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
+from rescue_bench.engine.outputs import now, versions
 from rescue_bench.engine.providers import get_provider_model, use_cache_dir
 from rescue_bench.engine.settings import RunSettings
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.parse import parse_judge
+from rescue_bench.runinfo import FidelityCalls, FidelityRunInfo, RunResult, SimCalls, SimRunInfo
 from rescue_bench.sim import (
     SIM_TASK,
     SIMULATOR,
@@ -73,12 +69,6 @@ class SimSettings(RunSettings):
     simulator: str = SIMULATOR
     options: SimOptions = Field(default_factory=SimOptions)
     out: str = "rescue_runs/sim"
-
-
-def to_messages(messages: Sequence[dict[str, Any]]) -> list[ChatMessage]:
-    """Role/content dicts as inspect chat messages (as the agent's adapter does)."""
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
 def build_episodes(settings: SimSettings, clips: Sequence[Any]) -> list[Episode]:
@@ -193,23 +183,24 @@ def _unfinished(episode: Episode, error: str) -> dict[str, Any]:
     return dict(episode.record(), error=error)
 
 
-def call_counts(records: Sequence[dict[str, Any]], agent_is_model: bool) -> dict[str, Any]:
+def call_counts(records: Sequence[dict[str, Any]], agent_is_model: bool) -> SimCalls:
     """Calls the run asked for (answered requests, before retries and failures): agent and simulator,
-    in total and per episode. An offline agent makes none."""
+    in total and per episode, and the judge's. An offline agent makes none."""
     agent = [sum(v["raw"] is not None for s in r["steps"] for v in s["chain"].values()) if agent_is_model else 0 for r in records]
     simulator = [sum(len(s["simulator"].get("raw") or []) for s in r["steps"]) for r in records]
     n = max(len(records), 1)
-    return {
-        "episodes": len(records),
-        "agent_total": sum(agent),
-        "simulator_total": sum(simulator),
-        "agent_per_episode": sum(agent) / n,
-        "simulator_per_episode": sum(simulator) / n,
-    }
+    return SimCalls(
+        episodes=len(records),
+        agent_total=sum(agent),
+        simulator_total=sum(simulator),
+        agent_per_episode=sum(agent) / n,
+        simulator_per_episode=sum(simulator) / n,
+        judge=sum(r["metrics"]["judge_n"] for r in records),
+    )
 
 
-def run_sim(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
-    """Run the episodes and write the output folder; returns the summary.
+def run_sim(settings: SimSettings, *, display: str = "full") -> RunResult[SimRunInfo]:
+    """Run the episodes and write the output folder; returns the summary and the ``run.json`` written.
 
     Raises :class:`rescue_bench.data.DataError` for bad data and :class:`RunInterrupted` when stopped.
     """
@@ -250,7 +241,7 @@ def judge_fingerprint() -> str:
     return _fingerprint(judge_texts())
 
 
-def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs: Sequence[Any], *, clips: int) -> dict[str, Any]:
+def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs: Sequence[Any], *, clips: int) -> RunResult[SimRunInfo]:
     out = Path(settings.out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     records.sort(key=lambda r: (r["sample_id"], r["row"]))
@@ -258,27 +249,27 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
     summary = {SIM_TASK: summarize(records, seed=settings.seed)}
     atomic_write_json(out / "summary.json", summary)
     o = settings.options
-    info = {
-        "kind": SIM_TASK,
-        "settings": settings.model_dump(),
-        "model": settings.model,
-        "agent": settings.model,
-        "simulator": settings.simulator,
-        "judge": settings.judge,
-        "judge_prompt_sha": judge_fingerprint() if settings.judge else None,
-        "gamma": o.gamma,
-        "lambda": o.lam,
-        "horizon": o.horizon,
-        "clips": clips,
-        "episodes": len(records),
-        "calls": dict(call_counts(records, agent_kind(settings.model)[0] == "model"), judge=sum(r["metrics"]["judge_n"] for r in records)),
-        "usage": log_usage(logs),
-        "versions": versions(),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "status": [getattr(log, "status", None) for log in logs],
-    }
-    atomic_write_json(out / "run.json", info)
-    return summary
+    info = SimRunInfo(
+        kind=SIM_TASK,
+        settings=settings.model_dump(),
+        model=settings.model,
+        agent=settings.model,
+        simulator=settings.simulator,
+        judge=settings.judge,
+        judge_prompt_sha=judge_fingerprint() if settings.judge else None,
+        gamma=o.gamma,
+        lam=o.lam,
+        horizon=o.horizon,
+        clips=clips,
+        episodes=len(records),
+        calls=call_counts(records, agent_kind(settings.model)[0] == "model"),
+        usage=log_usage(logs),
+        versions=versions(),
+        created=now(),
+        status=[getattr(log, "status", None) for log in logs],
+    )
+    info.write(out)
+    return RunResult(summary, info)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -286,7 +277,7 @@ def write_sim_outputs(settings: SimSettings, records: list[dict[str, Any]], logs
 # --------------------------------------------------------------------------------------------------
 
 
-def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, Any]:
+def run_fidelity(settings: SimSettings, *, display: str = "full") -> RunResult[FidelityRunInfo]:
     """A simulator's first step against the real next turn at every decision point
     (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``
     (and ``logs/`` with a model simulator or a judge). With ``--judge`` the plausibility of every
@@ -330,26 +321,24 @@ def run_fidelity(settings: SimSettings, *, display: str = "full") -> dict[str, A
         atomic_write_jsonl(out / "results" / f"{FIDELITY_TASK}.jsonl", records)
         summary = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
         atomic_write_json(out / "summary.json", summary)
-        atomic_write_json(
-            out / "run.json",
-            {
-                "kind": "sim_fidelity",
-                "settings": settings.model_dump(),
-                "model": settings.simulator,
-                "simulator": settings.simulator,
-                "clips": len(clips),
-                "points": len(records),
-                "bertscore_backbone": backbone,
-                "judge": settings.judge,
-                "judge_prompt_sha": _fingerprint(fidelity_judge_texts()) if settings.judge else None,
-                "calls": {"simulator_total": sum(len(r["steps"][0]["simulator"].get("raw") or []) for r in done), "judge": judged},
-                "usage": log_usage(logs),
-                "versions": versions(),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "status": [getattr(log, "status", None) for log in logs],
-            },
+        info = FidelityRunInfo(
+            kind="sim_fidelity",
+            settings=settings.model_dump(),
+            model=settings.simulator,
+            simulator=settings.simulator,
+            clips=len(clips),
+            points=len(records),
+            bertscore_backbone=backbone,
+            judge=settings.judge,
+            judge_prompt_sha=_fingerprint(fidelity_judge_texts()) if settings.judge else None,
+            calls=FidelityCalls(simulator_total=sum(len(r["steps"][0]["simulator"].get("raw") or []) for r in done), judge=judged),
+            usage=log_usage(logs),
+            versions=versions(),
+            created=now(),
+            status=[getattr(log, "status", None) for log in logs],
         )
-        return summary
+        info.write(out)
+        return RunResult(summary, info)
 
 
 def _fidelity_bertscore(records: list[dict[str, Any]], settings: SimSettings) -> str | None:

@@ -18,7 +18,7 @@ design-fixed level (macro-F1, judge scores, BERTScore) are ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rescue_bench.metrics.ranking import MRR_CUTOFF
@@ -42,7 +42,7 @@ def _ranking_chance(sizes: Sequence[int]) -> dict[str, float]:
     return out
 
 
-def chance_levels(task: str, records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+def chance_levels(task: str, records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     """``{metric: chance level or None}`` of ``task`` over ``records`` (result records: ``gold``,
     and ``candidates`` for the ranking tasks). Empty input gives ``None`` everywhere."""
     keys = _KEYS.get(task, ())

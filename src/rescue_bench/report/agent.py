@@ -33,6 +33,7 @@ from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
+from rescue_bench.runinfo import AgentRunInfo
 
 SCENARIOS3 = SUMMARY_SCENARIOS
 CLUSTER = "sample_id"
@@ -58,6 +59,12 @@ def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, 
     return in_scenario(records, scenario)
 
 
+def _calls(run: Run) -> dict[str, Any] | None:
+    """``run.json``'s ``calls`` of an agent run, as the file has them (``None`` when not recorded)."""
+    calls = run.info.calls if isinstance(run.info, AgentRunInfo) else None
+    return None if calls is None else calls.model_dump(exclude_unset=True)
+
+
 def agent_runs(runs: Sequence[Run]) -> list[Run]:
     """The runs with chain records, non-baseline first (as the six-task tables order runs)."""
     chosen = [r for r in runs if r.records.get(AGENT_TASK)]
@@ -66,10 +73,9 @@ def agent_runs(runs: Sequence[Run]) -> list[Run]:
 
 def run_settings(run: Run) -> dict[str, Any]:
     """The run's agent settings flattened: model, data, limit and the chain options."""
-    settings = run.info.get("settings") or {}
-    options = settings.get("options") or {}
+    options = run.info.setting("options") or {}
     records = run.records[AGENT_TASK]
-    flat = {"model": run.model, "data": settings.get("data"), "limit": settings.get("limit"), **options}
+    flat = {"model": run.model, "data": run.info.setting("data"), "limit": run.info.setting("limit"), **options}
     flat.setdefault("state", records[0].get("state_mode") if records else None)
     return flat
 
@@ -126,7 +132,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
         flat = run_settings(run)
         out["runs"].append(
             {"name": run.name, "model": run.model, "path": str(run.path), "baseline": run.is_baseline, "state": flat.get("state"),
-             "judge": run.info.get("judge"), "points": len(records), "calls": run.info.get("calls")}
+             "judge": run.info.judge, "points": len(records), "calls": _calls(run)}
         )
         out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
         out["metrics"][run.name] = headline(records, **kw)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -45,13 +45,15 @@ from rescue_bench.metrics import (
     ranking_statistic,
     top1,
 )
+from rescue_bench.records import ResultRow
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS, summarize, task_metrics
 from rescue_bench.task_table import TASK_TABLE, rule
 
-Records = Sequence[dict[str, Any]]
+Records = Sequence[ResultRow]
+"""The result records of one task (:class:`~rescue_bench.records.ResultRow`)."""
 
-CLUSTER_KEY = "sample_id"
-ID_KEY = "id"
+CLUSTER_KEY: Final = "sample_id"
+ID_KEY: Final = "id"
 N_BINS = 10
 TOP1_METRIC = {task: r.top1 for task, r in TASK_TABLE.items() if r.top1 is not None}
 """The paper's top-1 column of each ranking task (compared with the majority-class share), from the task table."""
@@ -78,22 +80,22 @@ def clean(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def subset(records: Records, scenario: str) -> list[dict[str, Any]]:
+def subset(records: Records, scenario: str) -> list[ResultRow]:
     """The records of one scenario (``both``: all of them)."""
     return in_scenario(records, scenario)
 
 
-def clip_count(records: Iterable[dict[str, Any]]) -> int:
+def clip_count(records: Iterable[ResultRow]) -> int:
     return len({r[CLUSTER_KEY] for r in records})
 
 
-def clips_by_scenario(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def clips_by_scenario(records: Iterable[ResultRow]) -> dict[str, int]:
     """Distinct clips among ``records`` per scenario and both."""
     records = list(records)
     return {s: clip_count(subset(records, s)) for s in SUMMARY_SCENARIOS}
 
 
-def predicted_top1(record: dict[str, Any]) -> str | None:
+def predicted_top1(record: ResultRow) -> str | None:
     """Top-1 label of a ranking task's record; ``None`` for an invalid answer."""
     pred = record.get("prediction")
     if not record.get("valid") or not pred:
@@ -159,10 +161,10 @@ def summary_mismatches(
 # ------------------------------------------------------------------------------------------------
 
 
-def exact_statistic(task: str, metric: str) -> Callable[[Sequence[dict[str, Any]]], float]:
+def exact_statistic(task: str, metric: str) -> Callable[[Sequence[ResultRow]], float]:
     """``records -> task_metrics(task, records)[metric]`` (NaN when undefined): the reference path."""
 
-    def statistic(records: Sequence[dict[str, Any]]) -> float:
+    def statistic(records: Sequence[ResultRow]) -> float:
         value = clean(task_metrics(task, list(records)).get(metric))
         return math.nan if value is None else value
 
@@ -187,7 +189,7 @@ def additive_statistic(task: str, metric: str) -> AdditiveStatistic | None:
 
 def statistic_for(
     task: str, metric: str, records: Records, *, expected: float | None = None, tol: float = 1e-9
-) -> Callable[[Sequence[dict[str, Any]]], float]:
+) -> Callable[[Sequence[ResultRow]], float]:
     """The fast statistic when it reproduces ``task_metrics`` on ``records``, else the exact one.
 
     ``expected`` is ``task_metrics(task, records)[metric]`` when the caller already has it.
@@ -281,7 +283,7 @@ def majority_shares(records_by_task: dict[str, Records]) -> dict[str, dict[str, 
 # ------------------------------------------------------------------------------------------------
 
 
-def _overlap(a: Records, b: Records) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _overlap(a: Records, b: Records) -> tuple[list[ResultRow], list[ResultRow]]:
     ids_b = {r[ID_KEY] for r in b}
     common = {r[ID_KEY] for r in a} & ids_b
     return [r for r in a if r[ID_KEY] in common], [r for r in b if r[ID_KEY] in common]
@@ -403,7 +405,7 @@ def per_label_accuracy(task: str, records: Records, scenario: str) -> dict[str, 
     """
     chosen = subset(records, scenario)
     metric = TOP1_METRIC[task]
-    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_label: dict[str, list[ResultRow]] = {}
     for r in chosen:
         by_label.setdefault(r["gold"], []).append(r)
     out = {}
@@ -416,7 +418,7 @@ def per_label_accuracy(task: str, records: Records, scenario: str) -> dict[str, 
 def per_role_accuracy(records: Records, scenario: str) -> dict[str, dict[str, Any]]:
     """STP top-1 accuracy by the gold's role (group label vs individual)."""
     chosen = subset(records, scenario)
-    by_role: dict[str, list[dict[str, Any]]] = {}
+    by_role: dict[str, list[ResultRow]] = {}
     for r in chosen:
         by_role.setdefault(target_role(r["gold"], r["scenario"]), []).append(r)
     return {
@@ -474,13 +476,14 @@ def position_accuracy(records: Records, scenario: str, n_bins: int = N_BINS) -> 
     ``accuracy`` of a bin is ``task_metrics("rpp", its records)["accuracy"]``; ``se`` is the binomial
     standard error. Records without ``n_rows`` are counted in ``skipped``.
     """
-    bins: list[list[dict[str, Any]]] = [[] for _ in range(n_bins)]
+    bins: list[list[ResultRow]] = [[] for _ in range(n_bins)]
     skipped = 0
     for r in subset(records, scenario):
-        if not r.get("n_rows"):
+        n_rows = r.get("n_rows")
+        if not n_rows:
             skipped += 1
             continue
-        bins[position_bin(r["row"], r["n_rows"], n_bins)].append(r)
+        bins[position_bin(r["row"], n_rows, n_bins)].append(r)
     acc: list[float | None] = []
     se: list[float | None] = []
     for items in bins:
@@ -558,7 +561,7 @@ def gold_positions_from_clips(clips: Iterable[Any], scenario: str) -> list[tuple
 
 def gold_positions_from_records(records: Records, scenario: str) -> list[tuple[str, int, int]]:
     """``(label, row, n_rows)`` of RPP records (fallback when the clips are not available)."""
-    return [(r["gold"], r["row"], r["n_rows"]) for r in subset(records, scenario) if r.get("n_rows")]
+    return [(r["gold"], r["row"], n_rows) for r in subset(records, scenario) if (n_rows := r.get("n_rows"))]
 
 
 def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
@@ -576,13 +579,10 @@ def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 
 
-def usage_rows(name: str, info: dict[str, Any]) -> list[dict[str, Any]]:
+def usage_rows(name: str, usage: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Token counts and cost per model from ``run.json``'s ``usage`` (empty when absent)."""
-    usage = info.get("usage") or {}
     rows: list[dict[str, Any]] = []
-    if not isinstance(usage, dict):
-        return rows
-    for model, u in usage.items():
+    for model, u in (usage or {}).items():
         if not isinstance(u, dict):
             continue
         rows.append(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from rescue_bench.labels import POOLED, RANKED_TASKS, SCENARIOS, patterns
 from rescue_bench.metrics import level_text
+from rescue_bench.records import ResultRow
 from rescue_bench.reference import paper_reference, table5, table6, table11
 from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
@@ -196,9 +197,9 @@ def compute_report(
             data=list(data_paths) if data_paths is not None else "bundled demo",
         )
     )
-    all_records: list[dict[str, Any]] = []
+    all_records: list[ResultRow] = []
     for run in runs:
-        records: dict[str, A.Records] = {t: run.records[t] for t in run.tasks}
+        records: dict[str, A.Records] = dict(run.task_records())
         all_records.extend(r for t in records.values() for r in t)
         points = A.point_metrics(records)
         for problem in A.summary_mismatches(points, run.summary):
@@ -209,10 +210,10 @@ def compute_report(
                 model=run.model,
                 path=str(run.path),
                 baseline=run.is_baseline,
-                judge=run.info.get("judge"),
-                created=run.info.get("created"),
-                mode=(run.info.get("settings") or {}).get("mode"),
-                bertscore_backbone=run.info.get("bertscore_backbone"),
+                judge=run.info.judge,
+                created=run.info.created,
+                mode=run.info.setting("mode"),
+                bertscore_backbone=run.info.bertscore_backbone,
                 tasks=run.tasks,
             )
         )
@@ -236,10 +237,10 @@ def compute_report(
         report.confusion[run.name] = conf
         if "rpp" in records:
             report.position[run.name] = {s: A.position_accuracy(records["rpp"], s) for s in SUMMARY_SCENARIOS if A.subset(records["rpp"], s)}
-        report.usage.extend(A.usage_rows(run.name, run.info))
+        report.usage.extend(A.usage_rows(run.name, run.info.usage))
     report.clips_all = A.clips_by_scenario(all_records)
     report.tests = A.paired_tests(
-        [(run.name, {t: run.records[t] for t in run.tasks}) for run in runs], n_resamples=n_resamples, seed=seed
+        [(run.name, dict(run.task_records())) for run in runs], n_resamples=n_resamples, seed=seed
     )
     data: dict[str, Any] = {"transitions": {}, "label_distributions": {}, "pattern_positions": {}, "source": None}
     if clips is not None:
@@ -255,7 +256,7 @@ def compute_report(
         if source is not None:
             data["source"] = f"RPP records of {source.name}"
             for s in SCENARIOS:
-                items = A.gold_positions_from_records(source.records["rpp"], s)
+                items = A.gold_positions_from_records(source.task_records()["rpp"], s)
                 if items:
                     data["pattern_positions"][s] = A.position_distribution(items, patterns(s))
     report.data = data

@@ -12,13 +12,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from rescue_bench.agent.points import AGENT_TASK
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import TASKS, is_baseline
+from rescue_bench.records import ResultRow
+from rescue_bench.runinfo import RUN_JSON, RunInfo, RunInfoError, read_run_info
 from rescue_bench.scoring import ResultRecord
 from rescue_bench.sim.episode import SIM_TASK
 from rescue_bench.sim.fidelity import FIDELITY_TASK
@@ -45,7 +47,8 @@ class Run:
     model: str
     records: dict[str, list[dict[str, Any]]]
     summary: dict[str, Any]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: RunInfo = field(default_factory=RunInfo)
+    """The run's ``run.json`` (empty when the folder has none)."""
     name: str = ""
     """Unique display name among the runs of one report (the model string, disambiguated)."""
 
@@ -57,8 +60,13 @@ class Run:
     def tasks(self) -> list[str]:
         return [t for t in TASKS if self.records.get(t)]
 
-    def all_records(self) -> list[dict[str, Any]]:
-        return [r for t in self.tasks for r in self.records[t]]
+    def task_records(self) -> dict[str, list[ResultRow]]:
+        """The six tasks' result records, by task (each line was checked against
+        :class:`~rescue_bench.scoring.ResultRecord` when read)."""
+        return {t: cast(list[ResultRow], self.records[t]) for t in self.tasks}
+
+    def all_records(self) -> list[ResultRow]:
+        return [r for records in self.task_records().values() for r in records]
 
 
 def _read_json(path: Path) -> Any:
@@ -143,13 +151,16 @@ def load_run(path: str | Path) -> Run:
         records[task] = read_results(file, task)
     if not any(records.values()):
         raise ReportInputError(results, "no records (expected results/<task>.jsonl files)")
-    info: dict[str, Any] = {}
-    run_json = root / "run.json"
+    info = RunInfo()
+    run_json = root / RUN_JSON
     if run_json.is_file():
-        info = _read_json(run_json)
-        if not isinstance(info, dict):
-            raise ReportInputError(run_json, "expected a JSON object")
-    model = info.get("model") or (info.get("settings") or {}).get("model") or root.resolve().name
+        try:
+            info = read_run_info(run_json)
+        except RunInfoError as exc:
+            raise ReportInputError(exc.path, exc.message, exc.line) from None
+        except OSError as exc:
+            raise ReportInputError(run_json, f"cannot read: {exc.strerror or exc}") from None
+    model = info.model_name or root.resolve().name
     return Run(path=root, model=str(model), records=records, summary=summary, info=info, name=str(model))
 
 
@@ -180,8 +191,7 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
 
 def run_data_paths(run: Run) -> list[str] | None:
     """The ``--data`` paths recorded in ``run.json`` (``None`` means the bundled demo)."""
-    settings = run.info.get("settings") or {}
-    data = settings.get("data")
+    data = run.info.setting("data")
     if data is None:
         return None
     if isinstance(data, str):

@@ -27,16 +27,28 @@ from rescue_bench.labels import POOLED, SUMMARY_SCENARIOS
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import Run
+from rescue_bench.runinfo import FidelityRunInfo, SimRunInfo
 from rescue_bench.sim import METRICS, SIM_TASK, manipulation_check, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
 
 SCENARIOS3 = SUMMARY_SCENARIOS
-PAIR_KEYS = ("simulator", "gamma", "lambda", "horizon")
 MAX_TRAJECTORIES = 6
 
 
+def _sim_info(run: Run) -> SimRunInfo:
+    """The run's ``run.json`` as a closed-loop run's (empty when it records another kind)."""
+    return run.info if isinstance(run.info, SimRunInfo) else SimRunInfo()
+
+
+def _simulator(run: Run) -> str | None:
+    info = run.info
+    return info.simulator if isinstance(info, SimRunInfo | FidelityRunInfo) else None
+
+
 def _key(run: Run) -> tuple[Any, ...]:
-    return tuple(run.info.get(k) for k in PAIR_KEYS)
+    """What makes two closed-loop runs comparable: the simulator and the objective (gamma, lambda, horizon)."""
+    info = _sim_info(run)
+    return (info.simulator, info.gamma, info.lam, info.horizon)
 
 
 def compute_sim(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
@@ -47,10 +59,11 @@ def compute_sim(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence:
     out: dict[str, Any] = {"runs": [], "metrics": {}, "checks": [], "fidelity": {}, "fidelity_runs": [], "trajectories": {}, "warnings": []}
     for run in sims:
         records = run.records[SIM_TASK]
+        info = _sim_info(run)
         out["runs"].append(
-            {"name": run.name, "agent": run.model, "simulator": run.info.get("simulator"), "gamma": run.info.get("gamma"),
-             "lambda": run.info.get("lambda"), "horizon": run.info.get("horizon"), "episodes": len(records), "path": str(run.path),
-             "calls": run.info.get("calls")}
+            {"name": run.name, "agent": run.model, "simulator": info.simulator, "gamma": info.gamma,
+             "lambda": info.lam, "horizon": info.horizon, "episodes": len(records), "path": str(run.path),
+             "calls": None if info.calls is None else info.calls.model_dump(exclude_unset=True)}
         )
         out["metrics"][run.name] = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         out["trajectories"][run.name] = {
@@ -67,10 +80,10 @@ def compute_sim(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence:
                 out["warnings"].append(f"{a.name} and {b.name}: same simulator and objective but different episodes; not compared")
                 continue
             check = manipulation_check(a.records[SIM_TASK], b.records[SIM_TASK], n_resamples=max(n_resamples, 1000), seed=seed)
-            out["checks"].append({"a": a.name, "b": b.name, "simulator": a.info.get("simulator"), **check})
+            out["checks"].append({"a": a.name, "b": b.name, "simulator": _simulator(a), **check})
     for run in fids:
         records = run.records[FIDELITY_TASK]
-        out["fidelity_runs"].append({"name": run.name, "simulator": run.info.get("simulator"), "points": len(records), "path": str(run.path)})
+        out["fidelity_runs"].append({"name": run.name, "simulator": _simulator(run), "points": len(records), "path": str(run.path)})
         out["fidelity"][run.name] = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
     out["coverage"] = coverage(out)
     for cov in out["coverage"]:

@@ -346,6 +346,7 @@ def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versio
     """Write ``out/results/sim.jsonl``, ``out/summary.json`` and ``out/run.json`` (the files of
     ``rescue sim eval``) for one person's records; returns the summary."""
     from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
+    from rescue_bench.runinfo import SimCalls, SimRunInfo
 
     if not records:
         raise Invalid(f"{username} has no finished practice episode", "user")
@@ -361,24 +362,20 @@ def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versio
     summary = {SIM_TASK: summarize(records, seed=seed)}
     atomic_write_json(out / "summary.json", summary)
     agent = agent_name(username)
-    atomic_write_json(
-        out / "run.json",
-        {
-            "kind": SIM_TASK,
-            "source": "rescue review export-practice",
-            "model": agent,
-            "agent": agent,
-            "simulator": first["simulator"],
-            "judge": None,
-            "gamma": first["metrics"]["gamma"],
-            "lambda": first["metrics"]["lambda"],
-            "horizon": first["horizon"],
-            "clips": len({r["sample_id"] for r in records}),
-            "episodes": len(records),
-            "calls": {"episodes": len(records), "agent_total": 0, "simulator_total": 0, "agent_per_episode": 0.0,
-                      "simulator_per_episode": 0.0, "judge": 0},
-            "versions": versions or {},
-            "created": utcnow().isoformat(timespec="seconds"),
-        },
-    )
+    SimRunInfo(
+        kind=SIM_TASK,
+        source="rescue review export-practice",
+        model=agent,
+        agent=agent,
+        simulator=first["simulator"],
+        judge=None,
+        gamma=first["metrics"]["gamma"],
+        lam=first["metrics"]["lambda"],
+        horizon=first["horizon"],
+        clips=len({r["sample_id"] for r in records}),
+        episodes=len(records),
+        calls=SimCalls(episodes=len(records), agent_total=0, simulator_total=0, agent_per_episode=0.0, simulator_per_episode=0.0, judge=0),
+        versions=versions or {},
+        created=utcnow().isoformat(timespec="seconds"),
+    ).write(out)
     return summary

@@ -1,0 +1,322 @@
+"""``run.json``, typed: one model that every writer builds and every reader parses.
+
+A run folder's ``run.json`` records what a run was (model, judge, settings, data, versions, usage)
+and how it went (status, counts, calls). Its writers are the engine's run drivers (``rescue eval``,
+``rescue agent eval`` and its single-task ablation, ``rescue sim eval`` and ``rescue sim fidelity``)
+and ``rescue review export-practice``; its readers are the engine (the folder a run resumes in) and
+the report. They all go through :class:`RunInfo` and its kinds here, so a key has one name, one
+type and one meaning:
+
+- :class:`EvalRunInfo` (``rescue eval``; its ``run.json`` has no top-level ``kind``, its
+  ``identity`` says ``eval``), :class:`AgentRunInfo` (``kind`` ``agent``), :class:`AblationRunInfo`
+  (``single_task_ablation``), :class:`SimRunInfo` (``sim``) and :class:`FidelityRunInfo`
+  (``sim_fidelity``) share the keys of :class:`RunInfo`.
+- Every key is optional with a default: a ``run.json`` of an earlier version that lacks newer keys
+  (published runs) still reads, and :meth:`RunInfo.dump` writes only the keys a writer set, so no
+  key appears that the writer did not mean to write.
+- Unknown keys pass through (``extra="allow"``): rewriting a file loses nothing.
+- Keys are written in each kind's :attr:`~RunInfo.ORDER` (the order the writers always used),
+  unknown keys after them.
+
+:func:`read_run_info` is the one place that parses a ``run.json`` file. A process that wrote one
+does not read it back: the run drivers return the :class:`RunResult` (the summary and this info).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+
+from rescue_bench.errors import RescueError
+from rescue_bench.fileio import atomic_write_json, loads
+
+RUN_JSON = "run.json"
+"""The file name of a run's info in its folder."""
+
+
+class _Open(BaseModel):
+    """A part of ``run.json``: every key optional, unknown keys kept."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class RequestRecord(_Open):
+    """``request`` / ``judge_request``: the generation settings meant beside those the first call sent."""
+
+    intended: dict[str, Any] | None = None
+    sent: dict[str, Any] | None = None
+    sent_by: str | None = None
+
+
+class BertscoreUse(_Open):
+    """``bertscore``: whether BERTScore was asked for, whether it ran, and with which backbone."""
+
+    requested: bool | None = None
+    used: bool | None = None
+    backbone: str | None = None
+
+
+class WorkersChoice(_Open):
+    """``workers_choice``: how the number of worker processes was chosen (``rescue eval``)."""
+
+    requested: int | str | None = None
+    cpus: int | None = None
+    max_connections: int | None = None
+    cap: int | None = None
+    workers: int | None = None
+    first_process_busy: float | None = None
+    first_process_in_flight: float | None = None
+    reason: str | None = None
+
+
+class VideoReport(_Open):
+    """``video``: the video mode's clips (``rescue eval --mode video``)."""
+
+    assets: str | None = None
+    instances: int | None = None
+    evaluated: int | None = None
+    missing_clips: int | None = None
+    missing_file: str | None = None
+
+
+class AgentCalls(_Open):
+    """``calls`` of an agent run: calls asked for, per chain step, judge and single tasks."""
+
+    points: int | None = None
+    chain_steps: dict[str, int] = Field(default_factory=dict)
+    chain_total: int = 0
+    chain_judge: int = 0
+    single_task: int = 0
+    single_task_judge: int = 0
+
+
+class SimCalls(_Open):
+    """``calls`` of a closed-loop run: agent and simulator calls, in total and per episode, and the judge's."""
+
+    episodes: int | None = None
+    agent_total: int = 0
+    simulator_total: int = 0
+    agent_per_episode: float = 0.0
+    simulator_per_episode: float = 0.0
+    judge: int | None = None
+
+
+class FidelityCalls(_Open):
+    """``calls`` of a fidelity run: the simulator's calls and the judge's prompts."""
+
+    simulator_total: int | None = None
+    judge: int | None = None
+
+
+class RunInfo(_Open):
+    """The keys every kind of ``run.json`` may have (each optional: see the module doc)."""
+
+    ORDER: ClassVar[tuple[str, ...]] = ()
+    """The order the keys are written in (by their names in the file); unknown keys follow."""
+
+    kind: str | None = None
+    """``agent``, ``sim``, ``sim_fidelity``, ``single_task_ablation``; absent for ``rescue eval``."""
+    model: str | None = None
+    judge: str | None = None
+    settings: dict[str, Any] | None = None
+    """The run's settings as the engine's settings model dumps them."""
+    judge_prompt_sha: str | None = None
+    clips: int | None = None
+    bertscore_backbone: str | None = None
+    usage: dict[str, Any] | None = None
+    """Token usage per model (``input_tokens``, ``output_tokens``, ``total_tokens``, ``total_cost``)."""
+    versions: dict[str, Any] | None = None
+    created: str | None = None
+
+    def setting(self, key: str) -> Any:
+        """One of the recorded ``settings`` (``None`` when not recorded)."""
+        return (self.settings or {}).get(key)
+
+    @property
+    def model_name(self) -> str | None:
+        """The model of the run: ``model``, else the one in ``settings`` (older files)."""
+        model = self.model or self.setting("model")
+        return None if model is None else str(model)
+
+    @model_serializer(mode="wrap")
+    def _ordered(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        first = {k: data[k] for k in type(self).ORDER if k in data}
+        return {**first, **{k: v for k, v in data.items() if k not in first}}
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object of ``run.json``: the keys set (by the writer or the file read), in :attr:`ORDER`."""
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
+    def write(self, folder: str | Path) -> None:
+        """Write ``folder/run.json`` atomically (strict JSON)."""
+        atomic_write_json(Path(folder) / RUN_JSON, self.dump())
+
+
+class ClaimedRunInfo(RunInfo):
+    """The keys of the runs that claim their folder and record how they went (eval and agent)."""
+
+    status: str | None = None
+    """``running`` (written before the first call), ``success`` or ``failed``."""
+    counts: dict[str, int] | None = None
+    failure: str | None = None
+    """The one line of a failed run (``None`` when it succeeded)."""
+    identity: dict[str, Any] | None = None
+    """What makes two runs the same run (:func:`rescue_bench.engine.runfolder.run_identity`)."""
+    request: RequestRecord | None = None
+    judge_request: RequestRecord | None = None
+    data_files: list[dict[str, str]] | None = None
+    git_revision: dict[str, Any] | None = None
+    bertscore: BertscoreUse | None = None
+    log_statuses: list[str | None] | None = None
+
+    @property
+    def identity_kind(self) -> str | None:
+        """The kind the run's identity names (``eval``, ``agent``)."""
+        return None if self.identity is None else self.identity.get("kind")
+
+
+class EvalRunInfo(ClaimedRunInfo):
+    """``run.json`` of ``rescue eval``."""
+
+    ORDER = (
+        "status", "counts", "failure", "identity", "settings", "model", "judge", "judge_prompt_sha", "request",
+        "judge_request", "data_files", "git_revision", "context_windows", "clips", "workers", "workers_choice",
+        "bertscore", "bertscore_backbone", "usage", "versions", "created", "log_statuses", "video",
+    )
+    context_windows: dict[str, int] | None = None
+    workers: int | None = None
+    workers_choice: WorkersChoice | None = None
+    video: VideoReport | None = None
+
+
+class AgentRunInfo(ClaimedRunInfo):
+    """``run.json`` of ``rescue agent eval``."""
+
+    ORDER = (
+        "status", "counts", "failure", "identity", "kind", "settings", "model", "judge", "judge_prompt_sha", "clips",
+        "points", "request", "judge_request", "data_files", "git_revision", "bertscore", "bertscore_backbone", "calls",
+        "usage", "versions", "created", "log_statuses",
+    )
+    points: int | None = None
+    calls: AgentCalls | None = None
+
+
+class AblationRunInfo(RunInfo):
+    """``single/run.json``: the single-task ablation of an agent run, a ``rescue eval`` folder of its own."""
+
+    ORDER = ("kind", "ablation_of", "model", "judge", "settings", "bertscore_backbone", "created")
+    ablation_of: str | None = None
+
+
+class SimRunInfo(RunInfo):
+    """``run.json`` of ``rescue sim eval`` (and of ``rescue review export-practice``, with ``source``)."""
+
+    ORDER = (
+        "kind", "source", "settings", "model", "agent", "simulator", "judge", "judge_prompt_sha", "gamma", "lambda",
+        "horizon", "clips", "episodes", "calls", "usage", "versions", "created", "status",
+    )
+    source: str | None = None
+    """Who wrote the folder when not ``rescue sim eval`` (the practice export)."""
+    agent: str | None = None
+    simulator: str | None = None
+    gamma: float | None = None
+    lam: float | None = Field(default=None, validation_alias="lambda", serialization_alias="lambda")
+    """``lambda`` in the file (a Python keyword here)."""
+    horizon: int | None = None
+    episodes: int | None = None
+    calls: SimCalls | None = None
+    status: list[str | None] | None = None
+    """The inspect logs' statuses (a run with a model)."""
+
+
+class FidelityRunInfo(RunInfo):
+    """``run.json`` of ``rescue sim fidelity``."""
+
+    ORDER = (
+        "kind", "settings", "model", "simulator", "clips", "points", "bertscore_backbone", "judge", "judge_prompt_sha",
+        "calls", "usage", "versions", "created", "status",
+    )
+    simulator: str | None = None
+    points: int | None = None
+    calls: FidelityCalls | None = None
+    status: list[str | None] | None = None
+
+
+AnyRunInfo = EvalRunInfo | AgentRunInfo | AblationRunInfo | SimRunInfo | FidelityRunInfo
+
+KINDS: dict[str, type[RunInfo]] = {
+    "eval": EvalRunInfo,
+    "agent": AgentRunInfo,
+    "single_task_ablation": AblationRunInfo,
+    "sim": SimRunInfo,
+    "sim_fidelity": FidelityRunInfo,
+}
+"""Each kind's model; a ``run.json`` names its kind in ``kind`` or (``rescue eval``, a run that has
+not finished yet) in ``identity.kind``; one that names none is read as ``rescue eval``'s."""
+
+
+class RunInfoError(RescueError, ValueError):
+    """A ``run.json`` that is no JSON object or whose keys have the wrong type (one line: file and key)."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None):
+        self.path = str(path)
+        self.message = message
+        self.line = line
+        super().__init__(f"{path}{'' if line is None else f':{line}'}: {message}")
+
+
+def kind_of(value: dict[str, Any]) -> type[RunInfo]:
+    """The model of a ``run.json`` object (see :data:`KINDS`)."""
+    identity = value.get("identity")
+    kind = value.get("kind") or (identity.get("kind") if isinstance(identity, dict) else None)
+    return KINDS.get(kind, EvalRunInfo) if isinstance(kind, str) else EvalRunInfo
+
+
+def parse_run_info(value: Any, path: str | Path = RUN_JSON) -> RunInfo:
+    """A ``run.json`` object, as its kind's model; :class:`RunInfoError` naming ``path`` and the key at fault."""
+    if not isinstance(value, dict):
+        raise RunInfoError(path, "expected a JSON object")
+    try:
+        return kind_of(value).model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        raise RunInfoError(path, f"{where}: {error['msg']}") from None
+
+
+def read_run_info(folder_or_file: str | Path) -> RunInfo:
+    """The ``run.json`` of a run folder (or the file itself): the one reader of the file.
+
+    ``OSError`` when it cannot be read, :class:`RunInfoError` (a ``ValueError``) when it is not strict
+    JSON, not an object, or a key has the wrong type."""
+    path = Path(folder_or_file)
+    if path.is_dir():
+        path = path / RUN_JSON
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunInfoError(path, f"not UTF-8 text ({exc.reason})") from None
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunInfoError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    except ValueError as exc:  # NaN, Infinity, a number that overflows
+        raise RunInfoError(path, f"malformed JSON: {exc}") from None
+    return parse_run_info(value, path)
+
+
+InfoT = TypeVar("InfoT", bound=RunInfo)
+
+
+@dataclass(frozen=True)
+class RunResult(Generic[InfoT]):
+    """What a run driver returns: the summary it wrote and its ``run.json``, so the command that ran it
+    prints from them without reading the folder back."""
+
+    summary: dict[str, Any]
+    info: InfoT
