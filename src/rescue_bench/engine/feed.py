@@ -25,6 +25,7 @@ from inspect_ai import SampleSource
 from inspect_ai.dataset import Sample
 
 from rescue_bench.engine.board import GO, PARKED, Board
+from rescue_bench.engine.channel import RunChannel
 from rescue_bench.tasks.instance import Instance
 
 UNBOUNDED_SLOTS = 10
@@ -116,3 +117,29 @@ class TaskFeed(SampleSource):
     async def sample_abandoned(self, sample: Any, epoch: int) -> list[Sample] | None:
         self.feed.finished()
         return None
+
+
+class BoardShare:
+    """A worker's share of a run (:class:`~rescue_bench.engine.evaluate.Share`): its tasks claim
+    instances from the board as they go, with the share of ``--max-connections`` the board gives it
+    (read at every call: the parent sets it when the worker goes, and lowers it as more go)."""
+
+    def __init__(self, board: Board, index: int) -> None:
+        self.board = board
+        self.index = index
+        self.gauge = board.gauge(index)
+        self.shared = WorkerFeed(board, index, lambda: self.gauge.limit() or UNBOUNDED_SLOTS)
+        self.feeds: dict[int, TaskFeed] = {}
+
+    def channel(self, on_record: Callable[[], None] | None, max_calls: int | None) -> RunChannel:
+        return RunChannel(on_record, gauge=self.gauge)
+
+    def feed(self, task: int, chosen: Sequence[Instance], sample: Callable[[Instance], Any]) -> TaskFeed:
+        self.feeds[task] = TaskFeed(self.shared, task, chosen, sample)
+        return self.feeds[task]
+
+    def taken(self, task: int, chosen: Sequence[Instance]) -> Sequence[Instance]:
+        return self.feeds[task].taken
+
+    def called(self) -> bool:
+        return self.board.state(self.index) == GO
