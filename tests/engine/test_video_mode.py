@@ -200,3 +200,16 @@ def test_a_video_run_loads_the_clips_and_builds_each_task_once(isolated_env, cli
         result = _eval(server, clips_dir, tmp_path / "run", "--workers", "1", "--tasks", "itp,er")
     assert result.exit_code == 0, result.output + result.stderr
     assert calls == {"load": 1, "build": 2}, calls
+
+
+def test_video_workers_evaluate_the_parents_plan(isolated_env, clips_dir, tmp_path):
+    """Two workers evaluate the plan the parent made (its video plan included: each shown row's
+    clip), and write what one process writes."""
+    with FakeOpenAI(Watcher()) as server:
+        one = _eval(server, clips_dir, tmp_path / "one", "--workers", "1", "--tasks", "itp,stp")
+        assert one.exit_code == 0, one.output + one.stderr
+        two = _eval(server, clips_dir, tmp_path / "two", "--workers", "2", "--tasks", "itp,stp")
+        assert two.exit_code == 0, two.output + two.stderr
+    assert json.loads((tmp_path / "two" / "run.json").read_text())["workers"] == 2
+    for name in ("summary.json", "results/itp.jsonl", "results/stp.jsonl", "missing_clips.jsonl"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
