@@ -136,6 +136,7 @@ def evaluate(plan: RunPlan, *, display: str = "full", share: Share | None = None
 
     settings = plan.settings
     share = share or WholePlan()
+    sample = plan.sampler()
     if progress is not None:
         progress.total(plan.total)
     # inspect_ai's own per-model bound is the run's total (run_inspect); the channel's is the one that
@@ -156,8 +157,8 @@ def evaluate(plan: RunPlan, *, display: str = "full", share: Share | None = None
             vp_rubric=settings.vp_rubric,
             attempt_timeout=settings.timeout,
             channel=channel,
-            feed=share.feed(TASKS.index(t.name), t.chosen, plan.sample),
-            sample=plan.sample,
+            feed=share.feed(TASKS.index(t.name), t.chosen, sample),
+            sample=sample,
         )
         for t in plan.tasks
     ]

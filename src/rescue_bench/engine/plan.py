@@ -9,7 +9,7 @@ the very same instances), and the output's counts. No inspect_ai here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -62,13 +62,13 @@ class RunPlan:
         """Instances evaluated over all tasks."""
         return sum(len(t.chosen) for t in self.tasks)
 
-    def sample(self, instance: Instance) -> Any:
-        """The inspect sample of ``instance`` in this run (the video mode adds each shown row's clip)."""
+    def sampler(self) -> Callable[[Instance], Any]:
+        """How this run makes an instance's inspect sample (the video mode adds each shown row's clip)."""
         if self.video is not None:
-            return self.video.sample(instance)
+            return self.video.sample
         from rescue_bench.engine.inspect_tasks import instance_sample
 
-        return instance_sample(instance)
+        return instance_sample
 
 
 def worker_plan(settings: EvalSettings) -> WorkerPlan:

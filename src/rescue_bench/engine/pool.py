@@ -85,7 +85,7 @@ started :data:`SETTLED` times its slots yet (a slow endpoint, or a very large ``
 
 @dataclass
 class WorkersChoice:
-    """The processes a multi-worker run used and why (``run.json``'s ``workers_choice``)."""
+    """The processes a run used and why (``run.json``'s ``workers_choice``; one process: just ``plan`` and 1)."""
 
     plan: WorkerPlan
     workers: int
@@ -208,6 +208,7 @@ class _Chooser:
         self.busy = min(1.0, (self._busy_clock(gauges) - busy) / (now - start))
         self.in_flight = (gauges.integral_at(now) - integral) / (now - start)
         self._decide(scale_workers(cap=self.plan.cap, busy=self.busy, remaining=remaining))
+
 
 def _in_workers(plan: RunPlan, display: str) -> tuple[Evaluated, WorkersChoice]:
     """Evaluate ``plan`` in up to ``plan.workers.cap`` worker processes and merge what they return."""
