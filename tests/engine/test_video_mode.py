@@ -174,3 +174,42 @@ def test_options_and_clips_that_cannot_be_sent(isolated_env, clips_dir, tmp_path
     with FakeOpenAI(Watcher()) as server:
         result = _eval(server, broken, tmp_path / "run")
     assert result.exit_code == 2 and "has its row clips" in result.stderr
+
+
+def test_a_video_run_loads_the_clips_and_builds_each_task_once(isolated_env, clips_dir, tmp_path, monkeypatch):
+    """The run is planned once (``plan_run``): the clips are loaded once and each task's instances
+    built once, then the video check and the evaluation read that plan (they each loaded and built
+    it again: three loads, three builds per task)."""
+    import rescue_bench.data.load as load
+    import rescue_bench.tasks as tasks
+
+    calls = {"load": 0, "build": 0}
+    real_load, real_build = load.load_clips, tasks.build_instances
+
+    def counted_load(*args, **kwargs):
+        calls["load"] += 1
+        return real_load(*args, **kwargs)
+
+    def counted_build(*args, **kwargs):
+        calls["build"] += 1
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(load, "load_clips", counted_load)
+    monkeypatch.setattr(tasks, "build_instances", counted_build)
+    with FakeOpenAI(Watcher()) as server:
+        result = _eval(server, clips_dir, tmp_path / "run", "--workers", "1", "--tasks", "itp,er")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert calls == {"load": 1, "build": 2}, calls
+
+
+def test_video_workers_evaluate_the_parents_plan(isolated_env, clips_dir, tmp_path):
+    """Two workers evaluate the plan the parent made (its video plan included: each shown row's
+    clip), and write what one process writes."""
+    with FakeOpenAI(Watcher()) as server:
+        one = _eval(server, clips_dir, tmp_path / "one", "--workers", "1", "--tasks", "itp,stp")
+        assert one.exit_code == 0, one.output + one.stderr
+        two = _eval(server, clips_dir, tmp_path / "two", "--workers", "2", "--tasks", "itp,stp")
+        assert two.exit_code == 0, two.output + two.stderr
+    assert json.loads((tmp_path / "two" / "run.json").read_text())["workers"] == 2
+    for name in ("summary.json", "results/itp.jsonl", "results/stp.jsonl", "missing_clips.jsonl"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name

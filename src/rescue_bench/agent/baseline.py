@@ -59,7 +59,7 @@ FOLDS = 5
 
 def build_options(options: AgentOptions) -> BuildOptions:
     """The tasks' build options that show what the chain shows (cue mode, context window)."""
-    return BuildOptions(mode=options.mode).with_context(options.context)
+    return BuildOptions.for_run(options.mode, options.context)
 
 
 def answer_queries(

@@ -212,7 +212,7 @@ def point_gold(clip: Clip, k: int, when: str, options: AgentOptions) -> PointGol
 def build_points(clip: Clip, options: AgentOptions | None = None) -> list[DecisionPoint]:
     """The decision points of ``clip``: ITP's boundaries, in row order, with their gold."""
     options = options or AgentOptions()
-    itp = build_itp(clip, BuildOptions(mode=options.mode).with_context(options.context))
+    itp = build_itp(clip, BuildOptions.for_run(options.mode, options.context))
     targets = target_candidates(clip)
     out = []
     for inst in itp:

@@ -210,6 +210,6 @@ def _load_and_build(
     from rescue_bench.tasks.options import BuildOptions
 
     selected = check_tasks(tasks)
-    options = BuildOptions(mode=check_mode(mode)).with_context(check_context(context))
+    options = BuildOptions.for_run(check_mode(mode), check_context(context))
     clips = load_data(data, repair_mojibake)
     return clips, build_all(clips, selected, options)

@@ -262,6 +262,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool
     :class:`~rescue_bench.errors.RunInterrupted` when stopped.
     """
     from rescue_bench.data.load import load_clips
+    from rescue_bench.engine.plan import limited
     from rescue_bench.engine.run import drop_stale_logs, start_folder
 
     with fewer_gc_passes():
@@ -270,7 +271,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool
         options = settings.options
         clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
         points = build_all_points(clips, options)
-        chosen = points[: settings.limit] if settings.limit else points
+        chosen = limited(points, settings.limit)
         baseline = is_baseline(settings.model)
         answers = (
             baseline_chain_answers(clips, points, settings.model.split("/", 1)[1], options, chosen=chosen, seed=settings.seed)

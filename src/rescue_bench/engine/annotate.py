@@ -326,6 +326,8 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     cut. Segments whose calls failed after their retries are listed in the report; their earlier
     clip (if any) stays in the file as it was.
     """
+    from rescue_bench.engine.plan import limited
+
     audio = check_model(settings)
     if settings.window_cues < 1:
         raise DraftInputError("--window-cues must be at least 1")
@@ -346,8 +348,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
             if why is not None:
                 reasons[m.segment_id] = why
     manifests = [m for m in every if m.segment_id in reasons]
-    if settings.limit:
-        manifests = manifests[: settings.limit]
+    manifests = limited(manifests, settings.limit)
     report = DraftReport(settings.out_path, segments=len(manifests))
     report.reasons = {m.segment_id: reasons[m.segment_id] for m in manifests}
     report.kept = [m.segment_id for m in every if m.segment_id not in reasons and m.segment_id in existing.lines]

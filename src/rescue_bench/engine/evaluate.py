@@ -1,4 +1,6 @@
-"""Evaluating a run's instances in this process through inspect_ai; nothing is written but logs.
+"""Evaluating a run's plan (:mod:`rescue_bench.engine.plan`) in this process through inspect_ai;
+nothing is written but logs. One process and each worker of a multi-worker run come here alike: what
+differs is the :class:`Share` of the instances a process takes and who hears its :class:`Progress`.
 
 Speed (see docs/benchmarks.md): the result records are collected in memory as the scorer makes them
 (the run's :class:`~rescue_bench.engine.channel.RunChannel`), not read back from the logs;
@@ -12,14 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from rescue_bench.engine.settings import EvalSettings, Evaluated, RunInterrupted, RunSettings, merge_usage
+from rescue_bench.engine.settings import Evaluated, RunInterrupted, RunSettings, merge_usage
 from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rescue_bench.engine.board import Board
+    from rescue_bench.engine.channel import RunChannel
+    from rescue_bench.engine.feed import TaskFeed
+    from rescue_bench.engine.plan import RunPlan
 
 
 def log_usage(logs: Sequence[Any]) -> dict[str, Any]:
@@ -70,64 +74,80 @@ def gather_records(
     return [collected.get(inst.id) or _unscored(inst, errors.get(inst.id), authors) for inst in chosen]
 
 
-def evaluate(
-    settings: EvalSettings,
-    *,
-    display: str = "full",
-    worker: tuple[Board, int] | None = None,
-    on_total: Callable[[int], None] | None = None,
-    on_record: Callable[[], None] | None = None,
-) -> tuple[int, Evaluated]:
-    """Load, build and run the instances of ``settings`` through inspect_ai; write nothing but logs.
+class Progress(Protocol):
+    """Who hears how far an evaluation is (a worker tells its parent; one process shows inspect_ai's display)."""
 
-    ``worker=(board, k)``: this is worker ``k`` of a multi-worker run. It builds every instance and
-    starts its tasks, which wait until the parent lets them call (or stops them: nothing evaluated,
-    and the empty logs are removed), then claim instances from the board's work queue as they go,
-    with the share of ``--max-connections`` the board gives this worker.
-    ``on_total`` gets the number of instances of the whole run once they are built, ``on_record`` is
-    called as each record is made. Returns (clips loaded, what was evaluated here).
+    def total(self, instances: int) -> None:
+        """The instances of the whole run, once they are known."""
+
+    def record(self) -> None:
+        """One more record was made here."""
+
+
+class Share(Protocol):
+    """Which of a plan's instances this process evaluates, and its bound on calls in flight.
+
+    :class:`WholePlan` is all of them at the run's ``--max-connections``; a worker of a multi-worker
+    run takes its share from the run's work queue as its tasks go (:class:`~rescue_bench.engine.feed.BoardShare`).
     """
-    from rescue_bench.data.load import load_clips
-    from rescue_bench.engine.board import GO
-    from rescue_bench.engine.channel import RunChannel
-    from rescue_bench.engine.feed import UNBOUNDED_SLOTS, TaskFeed, WorkerFeed
-    from rescue_bench.engine.inspect_tasks import instance_sample, rescue_task
-    from rescue_bench.engine.video_mode import plan_video
-    from rescue_bench.labels import TASKS, cue_mode
-    from rescue_bench.tasks import BuildOptions, build_instances
 
-    clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
-    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
-    video = plan_video(settings)  # the video mode: each shown row's clip goes with it
-    make_sample = video.sample if video is not None else instance_sample
-    built = []
-    for name in settings.tasks:
-        instances = build_instances(clips, name, options)
-        chosen = instances[: settings.limit] if settings.limit else instances
-        if video is not None:  # instances with a missing clip are listed by run_eval, not run
-            chosen = video.complete(chosen)
-        if chosen:
-            built.append((name, instances, chosen))
-    if on_total is not None:
-        on_total(sum(len(chosen) for _, _, chosen in built))
-    feeds: dict[str, TaskFeed] = {}
+    def channel(self, on_record: Callable[[], None] | None, max_calls: int | None) -> RunChannel:
+        """The run channel of this process: records out, the bound on its calls in flight."""
+
+    def feed(self, task: int, chosen: Sequence[Instance], sample: Callable[[Instance], Any]) -> TaskFeed | None:
+        """Where task ``task`` (its index in :data:`~rescue_bench.labels.TASKS`) takes its samples
+        from (``None``: all of ``chosen``, from the start)."""
+
+    def taken(self, task: int, chosen: Sequence[Instance]) -> Sequence[Instance]:
+        """The instances of ``chosen`` this process evaluated, once its tasks have run."""
+
+    def called(self) -> bool:
+        """Whether this process was let call (else it stopped before its first call)."""
+
+
+class WholePlan:
+    """Every instance of the plan, in this process, with all of ``--max-connections``."""
+
+    def channel(self, on_record: Callable[[], None] | None, max_calls: int | None) -> RunChannel:
+        from rescue_bench.engine.channel import RunChannel
+
+        return RunChannel(on_record, max_calls=max_calls)
+
+    def feed(self, task: int, chosen: Sequence[Instance], sample: Callable[[Instance], Any]) -> TaskFeed | None:
+        return None
+
+    def taken(self, task: int, chosen: Sequence[Instance]) -> Sequence[Instance]:
+        return chosen
+
+    def called(self) -> bool:
+        return True
+
+
+def evaluate(plan: RunPlan, *, display: str = "full", share: Share | None = None, progress: Progress | None = None) -> Evaluated:
+    """Run the instances of ``plan`` (``share``: the part this process takes; default all of them)
+    through inspect_ai; write nothing but logs. The same path in one process and in each worker.
+
+    A process that was stopped before its first call (a waiting worker the run did not need)
+    evaluated nothing, and its empty logs are removed. ``progress`` hears the run's total and each
+    record made here.
+    """
+    from rescue_bench.engine.inspect_tasks import rescue_task
+    from rescue_bench.labels import TASKS
+
+    settings = plan.settings
+    share = share or WholePlan()
+    sample = plan.sampler()
+    if progress is not None:
+        progress.total(plan.total)
     # inspect_ai's own per-model bound is the run's total (run_inspect); the channel's is the one that
     # binds: one bound on calls in flight over all tasks, model and judge together, with which the six
     # tasks run at the same time (sequential tasks left the CPU idle at each task's tail and start)
-    if worker is None:
-        channel = RunChannel(on_record, max_calls=settings.max_connections)
-    else:
-        board, index = worker
-        gauge = board.gauge(index)
-        # a worker's share, read from the board at every call (the parent sets it when the worker goes)
-        channel = RunChannel(on_record, gauge=gauge)
-        shared = WorkerFeed(board, index, lambda: gauge.limit() or UNBOUNDED_SLOTS)
-        feeds = {name: TaskFeed(shared, TASKS.index(name), chosen, make_sample) for name, _, chosen in built}
+    channel = share.channel(progress.record if progress is not None else None, settings.max_connections)
     tasks = [
         rescue_task(
-            name,
-            instances,  # the baselines' pool: the whole set, whatever part is evaluated
-            evaluate=chosen,
+            t.name,
+            t.instances,  # the baselines' pool: the whole set, whatever part is evaluated
+            evaluate=t.chosen,
             mode=settings.mode,
             context=settings.context,
             cache=settings.cache and not settings.is_baseline,
@@ -137,23 +157,20 @@ def evaluate(
             vp_rubric=settings.vp_rubric,
             attempt_timeout=settings.timeout,
             channel=channel,
-            feed=feeds.get(name),
-            sample=make_sample,
+            feed=share.feed(TASKS.index(t.name), t.chosen, sample),
+            sample=sample,
         )
-        for name, instances, chosen in built
+        for t in plan.tasks
     ]
     logs = run_inspect(tasks, settings, display=display)
-    if worker is not None and worker[0].state(worker[1]) != GO:  # stopped before its first call
+    if not share.called():  # stopped before its first call
         for log in logs:
             Path(log.location).unlink(missing_ok=True)  # empty: not worth a file beside the real ones
-        return len(clips), Evaluated([], {}, [])
-    if feeds:  # what this worker claimed
-        evaluated = [inst for feed in feeds.values() for inst in feed.taken]
-    else:
-        evaluated = [inst for _, _, chosen in built for inst in chosen]
+        return Evaluated([], {}, [])
+    evaluated = [inst for t in plan.tasks for inst in share.taken(TASKS.index(t.name), t.chosen)]
     records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None)
     unanswered = {r["id"]: r["error"] for inst, r in zip(evaluated, records) if inst.id not in channel.records}
-    return len(clips), Evaluated(
+    return Evaluated(
         records,
         log_usage(logs),
         [getattr(log, "status", None) for log in logs],

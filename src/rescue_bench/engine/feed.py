@@ -25,6 +25,7 @@ from inspect_ai import SampleSource
 from inspect_ai.dataset import Sample
 
 from rescue_bench.engine.board import GO, PARKED, Board
+from rescue_bench.engine.channel import RunChannel
 from rescue_bench.tasks.instance import Instance
 
 UNBOUNDED_SLOTS = 10
@@ -35,6 +36,21 @@ GO_POLL = 0.02
 ROOM_WAIT = 1.0
 """Seconds a task with nothing running waits for room before it claims one sample anyway (so a
 miscount can slow a worker down, never stall it)."""
+
+
+async def with_media(samples: list[Sample]) -> list[Sample]:
+    """``samples`` with the media files they refer to (the video mode's clips) read into them.
+
+    inspect_ai reads a sample's media files into its request only for the samples of a task's
+    dataset, which it lists before the run; the samples a feed hands out later would reach the model
+    with bare file references, which it refuses. The same reading inspect_ai does, done here, gives
+    the same request (and so the same cache key) as the one-process run's."""
+    from inspect_ai._eval.task.images import capture_task_input_media, materialize_sample_input
+
+    media = capture_task_input_media(samples)
+    if not media:
+        return samples
+    return [await materialize_sample_input(sample, media) for sample in samples]
 
 
 class WorkerFeed:
@@ -84,11 +100,11 @@ class TaskFeed(SampleSource):
         self.taken: list[Instance] = []
         """The instances this worker claimed (and so evaluates), in the order it claimed them."""
 
-    def _claim(self, n: int) -> list[Sample]:
+    async def _claim(self, n: int) -> list[Sample]:
         got = [self.instances[i] for i in self.feed.board.claim(self.index, n, len(self.instances))]
         self.feed.claimed(len(got))
         self.taken += got
-        return [self.sample(inst) for inst in got]
+        return await with_media([self.sample(inst) for inst in got])
 
     def _exhausted(self) -> bool:
         return self.feed.board.claimed(self.index) >= len(self.instances)
@@ -104,15 +120,41 @@ class TaskFeed(SampleSource):
             if room == 0:
                 await self.feed.wait_for_room()
                 room = max(1, self.feed.room())
-            samples = self._claim(room)
+            samples = await self._claim(room)
             if samples:
                 return samples
         return None  # every instance of the task is claimed: the task ends when its samples do
 
     async def sample_complete(self, sample: Any) -> list[Sample] | None:
         self.feed.finished()
-        return self._claim(self.feed.room()) or None
+        return await self._claim(self.feed.room()) or None
 
     async def sample_abandoned(self, sample: Any, epoch: int) -> list[Sample] | None:
         self.feed.finished()
         return None
+
+
+class BoardShare:
+    """A worker's share of a run (:class:`~rescue_bench.engine.evaluate.Share`): its tasks claim
+    instances from the board as they go, with the share of ``--max-connections`` the board gives it
+    (read at every call: the parent sets it when the worker goes, and lowers it as more go)."""
+
+    def __init__(self, board: Board, index: int) -> None:
+        self.board = board
+        self.index = index
+        self.gauge = board.gauge(index)
+        self.shared = WorkerFeed(board, index, lambda: self.gauge.limit() or UNBOUNDED_SLOTS)
+        self.feeds: dict[int, TaskFeed] = {}
+
+    def channel(self, on_record: Callable[[], None] | None, max_calls: int | None) -> RunChannel:
+        return RunChannel(on_record, gauge=self.gauge)
+
+    def feed(self, task: int, chosen: Sequence[Instance], sample: Callable[[Instance], Any]) -> TaskFeed:
+        self.feeds[task] = TaskFeed(self.shared, task, chosen, sample)
+        return self.feeds[task]
+
+    def taken(self, task: int, chosen: Sequence[Instance]) -> Sequence[Instance]:
+        return self.feeds[task].taken
+
+    def called(self) -> bool:
+        return self.board.state(self.index) == GO

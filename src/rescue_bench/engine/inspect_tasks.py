@@ -256,7 +256,7 @@ def rescue_task(
 def _task_from_data(task_name: TaskName, data: str | None, mode: CueMode, context: int | None, vp_rubric: Rubric = "default") -> Task:
     """The ``inspect eval`` route: load ``data`` (the bundled demo when ``None``) and build the task."""
     clips = load_clips([data] if data else None)
-    options = BuildOptions(mode=mode).with_context(context)
+    options = BuildOptions.for_run(mode, context)
     return rescue_task(
         task_name, build_instances(clips, task_name, options), mode=mode, context=context, vp_rubric=vp_rubric
     )

@@ -176,7 +176,6 @@ def write_outputs(
     A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed` once ``results/`` and
     ``run.json`` are written (no ``summary.json``).
     """
-    from rescue_bench.labels import cue_mode
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
     out = Path(settings.out)
@@ -187,7 +186,7 @@ def write_outputs(
         summary = write_failed_results(out, records)
     else:
         summary = write_results(out, records)
-    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
+    options = BuildOptions.for_run(settings.mode, settings.context)
     identity, files = identity_of(settings, "eval")
     before = previous if isinstance(previous, ClaimedRunInfo) else None
     info = EvalRunInfo(

@@ -1,7 +1,9 @@
-"""The run driver of ``rescue eval``: evaluate in this process or in workers, then write the output.
+"""The run driver of ``rescue eval``: plan the run, evaluate the plan, then write the output.
 
-Imports go one way: ``settings`` <- ``providers``/``channel`` <- ``judge``/``baseline_api`` <-
-``inspect_tasks`` <- ``evaluate`` <- ``workers`` <- ``run``; ``outputs`` writes the folder.
+The run is planned once (:func:`~rescue_bench.engine.plan.plan_run`: data, instances, video check,
+workers), evaluated by the process pool (:func:`~rescue_bench.engine.pool.evaluate_plan`: in this
+process or in workers, the same way), and written (:mod:`~rescue_bench.engine.outputs`). The
+engine's modules import one way, in the order of the ``engine-one-way`` contract in ``pyproject.toml``.
 
 One folder, one run (:mod:`rescue_bench.engine.runfolder`): ``--out`` holding another run is
 refused unless ``--overwrite``; the same command resumes there, and the logs of its earlier,
@@ -29,20 +31,9 @@ from typing import Any
 from rescue_bench.engine.outputs import write_outputs
 from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import claim_folder
-from rescue_bench.engine.settings import EvalSettings, RunInterrupted, RunSettings, WorkerPlan, available_cpus, plan_workers
+from rescue_bench.engine.settings import EvalSettings, RunInterrupted, RunSettings, WorkerPlan
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.runinfo import EvalRunInfo, RunInfo, RunResult, parse_run_info
-
-
-def worker_plan(settings: EvalSettings) -> WorkerPlan:
-    """The workers ``settings`` may use on this machine (:func:`~rescue_bench.engine.settings.plan_workers`)."""
-    return plan_workers(
-        settings.workers,
-        cpus=available_cpus(),
-        max_connections=settings.max_connections,
-        baseline=settings.is_baseline,
-        instances=settings.limit * len(settings.tasks) if settings.limit else None,
-    )
 
 
 def start_folder(settings: RunSettings, kind: str, *, overwrite: bool) -> RunInfo | None:
@@ -77,37 +68,25 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
     :class:`~rescue_bench.errors.RunInterrupted` when stopped and
     :class:`~rescue_bench.engine.settings.WorkerFailed` when a worker process failed.
     """
-    from rescue_bench.data.load import load_clips
-    from rescue_bench.engine.video_mode import plan_video, write_missing
+    from rescue_bench.engine.plan import plan_run
+    from rescue_bench.engine.pool import evaluate_plan
+    from rescue_bench.engine.video_mode import write_missing
 
     with fewer_gc_passes():
         use_cache_dir()
-        video = plan_video(settings)  # --mode video: model and clips checked before any call
+        # the data, the instances and the video mode's clips are checked before the folder is claimed
+        plan = plan_run(settings)
         previous = start_folder(settings, "eval", overwrite=overwrite)
-        plan = worker_plan(settings)
         try:
-            if plan.cap > 1:
-                from rescue_bench.engine.workers import run_workers
-
-                # the data is checked here while the workers import and build (bad data: one error)
-                evaluated, scaled, clips = run_workers(
-                    settings, plan, display=display,
-                    check_data=lambda: len(load_clips(settings.data, repair_mojibake=settings.repair_mojibake)),
-                )
-                workers, busy, in_flight = scaled.workers, scaled.busy, scaled.in_flight
-            else:
-                from rescue_bench.engine.evaluate import evaluate
-
-                clips, evaluated = evaluate(settings, display=display)
-                workers, busy, in_flight = 1, None, None
+            evaluated, used = evaluate_plan(plan, display=display)
         except KeyboardInterrupt as exc:  # before or after inspect_ai's part: resumable all the same
             raise RunInterrupted() from exc
-        write_missing(settings.out, video)
+        write_missing(settings.out, plan.video)
         drop_stale_logs(Path(settings.out), evaluated.logs)
-        choice = workers_choice(plan, workers, busy, in_flight)
+        choice = workers_choice(plan.workers, used.workers, used.busy, used.in_flight)
         return write_outputs(
-            settings, evaluated, clips=clips, workers=workers, choice=choice, video=video.report() if video else None,
-            previous=previous,
+            settings, evaluated, clips=plan.clips, workers=used.workers, choice=choice,
+            video=plan.video.report() if plan.video else None, previous=previous,
         )
 
 

@@ -40,6 +40,7 @@ from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.evaluate import log_usage, run_inspect
 from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
 from rescue_bench.engine.outputs import now, versions
+from rescue_bench.engine.plan import limited
 from rescue_bench.engine.providers import get_provider_model, use_cache_dir
 from rescue_bench.engine.settings import RunSettings
 from rescue_bench.errors import RunInterrupted
@@ -80,8 +81,7 @@ def build_episodes(settings: SimSettings, clips: Sequence[Any]) -> list[Episode]
         s, p = episode_starts(clip, options)
         starts += s
         points += p
-    if settings.limit:
-        starts = starts[: settings.limit]
+    starts = limited(starts, settings.limit)
     kind, method = agent_kind(settings.model)
     replay: dict[str, dict[str, str]] = {}
     if kind == "baseline":

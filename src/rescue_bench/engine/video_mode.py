@@ -75,7 +75,8 @@ class VideoPlan:
 
     def complete(self, instances: Sequence[Instance]) -> list[Instance]:
         """The instances whose every shown row has its clip (the others are in ``missing``)."""
-        return [i for i in instances if not missing_rows(self.assets, i)]
+        gone = {m["id"] for m in self.missing}
+        return [i for i in instances if i.id not in gone]
 
     def sample(self, instance: Instance) -> Any:
         """The inspect sample of ``instance``: its dialogue prompt with each row's clip after the row."""
@@ -116,18 +117,16 @@ class VideoPlan:
         }
 
 
-def plan_video(settings: Any) -> VideoPlan | None:
-    """The video plan of ``settings`` (an ``EvalSettings``), checked; ``None`` outside the video mode.
+def video_assets(settings: Any) -> Path | None:
+    """The assets folder of ``settings`` (an ``EvalSettings``) in the video mode, checked before any
+    data is read; ``None`` outside the video mode.
 
-    Raises :class:`VideoModeError` for a model that cannot take video, a clip that cannot be sent,
-    or when no instance has its clips.
+    Raises :class:`VideoModeError` without ``--assets``, for a missing folder, or for a model that
+    cannot take video.
     """
     if settings.mode != VIDEO_MODE:
         return None
-    from rescue_bench.data.load import load_clips
     from rescue_bench.engine.media import media_problem
-    from rescue_bench.labels import cue_mode
-    from rescue_bench.tasks import BuildOptions, build_instances
 
     if not settings.assets:
         raise VideoModeError("--mode video needs --assets ASSETS (the folder with the row clips)")
@@ -138,16 +137,20 @@ def plan_video(settings: Any) -> VideoPlan | None:
         problem = media_problem(settings.model, "video")
         if problem:
             raise VideoModeError(problem)
-    clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
-    options = BuildOptions(mode=cue_mode(settings.mode)).with_context(settings.context)
+    return assets
+
+
+def plan_video(assets: Path, chosen: Sequence[Sequence[Instance]]) -> VideoPlan:
+    """The video plan of a run's instances (``chosen``: each task's ``--limit`` part), checked.
+
+    Raises :class:`VideoModeError` for a clip that cannot be sent, or when no instance has its clips.
+    """
     plan = VideoPlan(assets)
     checked: set[Path] = set()
     with_rows = 0  # instances that show at least one row (the others need no clip)
-    for name in settings.tasks:
-        instances = build_instances(clips, name, options)
-        chosen = instances[: settings.limit] if settings.limit else instances
-        plan.instances += len(chosen)
-        for instance in chosen:
+    for instances in chosen:
+        plan.instances += len(instances)
+        for instance in instances:
             with_rows += bool(shown_rows(instance))
             gone = missing_rows(assets, instance)
             if gone:

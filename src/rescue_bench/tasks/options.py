@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rescue_bench.labels import CueMode
+from rescue_bench.labels import CueMode, cue_mode
 from rescue_bench.tasks.instance import DEFAULT_CONTEXT
 
 
@@ -31,6 +31,13 @@ class BuildOptions(BaseModel):
     def window(self, task: str) -> int:
         """The context window of ``task``."""
         return self.context.get(task, DEFAULT_CONTEXT[task])
+
+    @classmethod
+    def for_run(cls, mode: str, context: int | None) -> BuildOptions:
+        """The options of a run in evaluation mode ``mode`` (``video`` builds ``dialogue``'s instances)
+        with ``context`` rows for every task (``None`` keeps the per-task defaults): the one rule
+        every runner and the run record use."""
+        return cls(mode=cue_mode(mode)).with_context(context)
 
     def with_context(self, rows: int | None) -> BuildOptions:
         """These options with one context window for every task (``None`` keeps the defaults)."""
