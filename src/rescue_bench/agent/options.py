@@ -18,7 +18,8 @@ STATE_MODES: tuple[str, ...] = ("explicit", "none")
 
 
 class AgentOptions(BaseModel):
-    """Every knob of the agent chain. The defaults are documented in docs/decisions.md."""
+    """Every knob of the agent chain. The defaults are documented in docs/decisions.md; the CLI
+    (``rescue agent eval``) builds its options from these fields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
