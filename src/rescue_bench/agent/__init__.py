@@ -10,36 +10,42 @@ prompts (``prompts``), answer formats and parsers (``answers``), the chain as a 
 inspect_ai; ``rescue agent eval`` is the command.
 """
 
-from rescue_bench.agent.ablation import (
-    Comparison,
-    single_task_comparisons,
-    single_task_instances,
-    single_task_options,
-    state_comparisons,
-)
-from rescue_bench.agent.answers import parse_state, parse_step, parse_strategy, parse_turn, parse_whom_how
-from rescue_bench.agent.baseline import FALLBACK_TURN, answer_queries, baseline_chain_answers
-from rescue_bench.agent.chain import STEPS, Chain, Request, StepResult
-from rescue_bench.agent.metrics import (
-    BY_NAME,
-    GROUP_TITLES,
-    GROUPS,
-    METRICS,
-    ChainMetric,
-    chain_metrics,
-    metric_value,
-    summarize_chain,
-)
-from rescue_bench.agent.options import STATE_MODES, AgentOptions
-from rescue_bench.agent.points import AGENT_TASK, DecisionPoint, PointGold, build_all_points, build_points
-from rescue_bench.agent.prompts import CONTRACT, judge_texts, system_prompt
-from rescue_bench.agent.record import (
-    bertscore_requests,
-    chain_record,
-    judge_requests,
-    with_bertscores,
-    with_judges,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rescue_bench.agent.ablation import (
+        Comparison,
+        single_task_comparisons,
+        single_task_instances,
+        single_task_options,
+        state_comparisons,
+    )
+    from rescue_bench.agent.answers import parse_state, parse_step, parse_strategy, parse_turn, parse_whom_how
+    from rescue_bench.agent.baseline import FALLBACK_TURN, answer_queries, baseline_chain_answers
+    from rescue_bench.agent.chain import STEPS, Chain, Request, StepResult
+    from rescue_bench.agent.metrics import (
+        BY_NAME,
+        GROUP_TITLES,
+        GROUPS,
+        METRICS,
+        ChainMetric,
+        chain_metrics,
+        metric_value,
+        summarize_chain,
+    )
+    from rescue_bench.agent.options import STATE_MODES, AgentOptions
+    from rescue_bench.agent.points import AGENT_TASK, DecisionPoint, PointGold, build_all_points, build_points
+    from rescue_bench.agent.prompts import CONTRACT, judge_texts, system_prompt
+    from rescue_bench.agent.record import (
+        bertscore_requests,
+        chain_record,
+        judge_requests,
+        with_bertscores,
+        with_judges,
+    )
 
 __all__ = [
     "AGENT_TASK",
@@ -83,3 +89,18 @@ __all__ = [
     "with_bertscores",
     "with_judges",
 ]
+
+# Lazy: every ``rescue`` command imports ``rescue_bench.agent.options`` for its option defaults,
+# and that import must not load the chain, its metrics and numpy (``rescue --help`` stays fast). A name of the package is imported from its module on first use.
+_MODULES = ('options', 'points', 'answers', 'chain', 'prompts', 'record', 'metrics', 'baseline', 'ablation')
+"""The package's modules, in the order a name is looked up in them."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for module in _MODULES:
+            found = importlib.import_module(f"{__name__}.{module}")
+            if name in vars(found):
+                globals()[name] = value = vars(found)[name]
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

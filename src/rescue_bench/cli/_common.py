@@ -8,7 +8,9 @@
   problems are listed one per line, each naming file, line, clip, row and field. :func:`command`
   registers a function with that guard; a test checks that every command of ``rescue`` has it.
 - **Options** that several commands take (``--data``, ``--tasks``, ``--mode``, ``--context``,
-  ``--repair-mojibake``, ``--display``) are declared here once, with one check each.
+  ``--repair-mojibake``, ``--display``) are declared here once, with one check each. An option that
+  sets a field of the settings (the engine's ``RunSettings``, the agent's and the closed loop's
+  options) is made by :func:`setting` from that field: its default, bounds and help are the field's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
+from pydantic import BaseModel
+
+from rescue_bench.engine.settings import EvalSettings, RunSettings
 
 # the exit codes are declared in rescue_bench.errors; the commands take them from here
 from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
@@ -136,39 +141,81 @@ TasksOption = Annotated[
     str, typer.Option("--tasks", "-t", callback=_nonempty_tasks, help="Comma-separated tasks: itp,rpp,stp,ssp,er,vp (or 'all').")
 ]
 ModeOption = Annotated[str, typer.Option("--mode", help="Cues shown: dialogue, audio, visual or audiovisual.")]
-ContextOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--context", help="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP."),
-]
-RepairOption = Annotated[
-    bool, typer.Option("--repair-mojibake", help="Repair mojibake (e.g. 'â€™') in all text with ftfy before use; off keeps gold text untouched.")
-]
+ContextOption = Annotated[Optional[int], typer.Option("--context", help=EvalSettings.model_fields["context"].description)]  # noqa: UP007
+"""``--context`` of the commands that build instances without running them (``tasks``), as ``rescue eval``'s."""
 
-# the engine's run options, shared by `rescue eval` and `rescue agent eval` (one range check each)
-MaxConnectionsOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--max-connections", min=1, help="Bound on model and judge calls in flight, over the whole run."),
-]
-MaxRetriesOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--max-retries", min=0, help="Retries per model call (inspect_ai default when unset)."),
-]
-TimeoutOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--timeout", min=1, help="Seconds one attempt of a model call may take before it is abandoned and retried."),
-]
-TemperatureOption = Annotated[float, typer.Option("--temperature", help="Sampling temperature (the paper used 0).")]
-MaxTokensOption = Annotated[
-    Optional[int],  # noqa: UP007
-    typer.Option("--max-tokens", min=1, help="Most tokens per model answer (default: the provider's; not sent)."),
-]
+# --------------------------------------------------------------------------------------------------
+# options built from the settings' fields
+# --------------------------------------------------------------------------------------------------
+
+FIELD_OF_OPTION = "__rescue_field__"
+"""Attribute :func:`setting` puts on each option it makes: the ``(settings class, field name)`` it was
+built from (a test walks every command and checks that each option naming a field is such an option)."""
+
+
+def setting(
+    model: type[BaseModel],
+    name: str,
+    *param_decls: str,
+    help: str | None = None,  # noqa: A002 - typer's own name
+    typer_range: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """A typer option made from the field ``name`` of the settings class ``model``: the field's
+    default, its bounds (``ge``/``le`` become typer's ``min``/``max``: a value out of range is
+    typer's usage error, exit 2) and its ``description`` as the help (``help`` when the command
+    says it in its own words, e.g. what ``--limit`` counts). The option is the parameter's default
+    (``limit: Optional[int] = setting(RunSettings, "limit", "--limit")``), so the command declares
+    neither the default nor the range: the settings own them.
+
+    ``typer_range=False`` leaves the range to a check of the command's own that names the meaning
+    of the bound (``--context``'s -1 is "all previous rows": :func:`check_context`)."""
+    import annotated_types
+
+    info = model.model_fields[name]
+    if info.is_required():
+        default: Any = ...
+    elif info.default_factory is not None:
+        raise TypeError(f"{model.__name__}.{name} has a default factory; its option states its default itself")
+    else:
+        default = info.default
+    bounds: dict[str, Any] = {}
+    for item in info.metadata if typer_range else ():
+        if isinstance(item, annotated_types.Ge):
+            bounds["min"] = item.ge
+        elif isinstance(item, annotated_types.Le):
+            bounds["max"] = item.le
+        elif isinstance(item, (annotated_types.Gt, annotated_types.Lt)):
+            raise TypeError(f"{model.__name__}.{name}: a strict bound has no typer option form; use ge/le")
+    option = typer.Option(default, *param_decls, help=help or info.description, **bounds, **kwargs)
+    setattr(option, FIELD_OF_OPTION, (model, name))
+    return option
+
+
+def settings_values(settings: type[BaseModel], params: dict[str, Any], /, **values: Any) -> dict[str, Any]:
+    """The keyword arguments of ``settings`` from a command's parameters: every parameter named as a
+    field of ``settings``, then ``values`` (what the command checked or derived) over them."""
+    return {**{k: v for k, v in params.items() if k in settings.model_fields}, **values}
+
+
+# the engine's run options (RunSettings), shared by every command that runs the engine
+Judge = setting(RunSettings, "judge", "--judge", "-j")
+Limit = setting(RunSettings, "limit", "--limit")
+MaxConnections = setting(RunSettings, "max_connections", "--max-connections")
+MaxRetries = setting(RunSettings, "max_retries", "--max-retries")
+Timeout = setting(RunSettings, "timeout", "--timeout")
+Temperature = setting(RunSettings, "temperature", "--temperature")
+MaxTokens = setting(RunSettings, "max_tokens", "--max-tokens")
+Bertscore = setting(RunSettings, "bertscore", "--bertscore/--no-bertscore")
+BertscoreModel = setting(RunSettings, "bertscore_model", "--bertscore-model")
+RepairMojibake = setting(RunSettings, "repair_mojibake", "--repair-mojibake")
+Cache = setting(RunSettings, "cache", "--cache/--no-cache")
+Seed = setting(RunSettings, "seed", "--seed")
+LogSamples = setting(RunSettings, "log_samples", "--log-samples/--no-log-samples")
+
+RepairOption = Annotated[bool, typer.Option("--repair-mojibake", help=RunSettings.model_fields["repair_mojibake"].description)]
+"""``--repair-mojibake`` of the commands that read data but run no engine (``tasks``, ``data``)."""
 OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the run in --out when it is another run (other tasks, model, data or settings).")]
-BertscoreModelOption = Annotated[
-    Optional[str],  # noqa: UP007
-    typer.Option("--bertscore-model", help="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2)."),
-]
-NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR).")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the random/prior baselines, also sent with every model and judge call (providers that support it).")]
 DISPLAYS = ("full", "rich", "plain", "log", "none")
 """The progress displays a run takes (``--display``): inspect_ai's, and the worker pool's bar."""
 
@@ -181,10 +228,6 @@ def _known_display(value: str) -> str:
 
 DisplayOption = Annotated[
     str, typer.Option("--display", callback=_known_display, help="Progress display: full, rich, plain, log or none.")
-]
-LogSamplesOption = Annotated[
-    bool,
-    typer.Option("--log-samples/--no-log-samples", help="Write every sample to the inspect logs (for inspect view); off runs about a third faster."),
 ]
 
 

@@ -14,28 +14,31 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rescue_bench.agent.options import AgentOptions
 from rescue_bench.cli._common import (
-    BertscoreModelOption,
+    BertscoreModel,
+    Cache,
     DataOption,
     DisplayOption,
-    LogSamplesOption,
-    MaxConnectionsOption,
-    MaxRetriesOption,
-    MaxTokensOption,
-    ModeOption,
-    NoCacheOption,
+    LogSamples,
+    MaxConnections,
+    MaxRetries,
+    MaxTokens,
     OverwriteOption,
-    RepairOption,
-    SeedOption,
-    TemperatureOption,
-    TimeoutOption,
+    RepairMojibake,
+    Seed,
+    Temperature,
+    Timeout,
     check_context,
     check_mode,
     check_model,
     command,
     fail,
+    setting,
+    settings_values,
 )
 from rescue_bench.cli.eval import default_out
+from rescue_bench.engine.settings import AgentSettings
 from rescue_bench.labels import is_baseline
 
 app = typer.Typer(
@@ -79,72 +82,56 @@ def print_agent_summary(summary: dict[str, Any], title: str) -> None:
 
 @command(app, "eval")
 def eval_command(
-    model: str = typer.Option("baseline/majority", "--model", "-m", help="inspect_ai model, e.g. openai/gpt-4o, or baseline/<method> for the baseline chain."),
-    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model for the state (ER/VP rubrics) and the turn (none: judge scores left empty)."),
+    model: str = setting(AgentSettings, "model", "--model", "-m"),
+    judge: Optional[str] = setting(
+        AgentSettings, "judge", "--judge", "-j", help="Judge model for the state (ER/VP rubrics) and the turn (none: judge scores left empty)."
+    ),
     data: DataOption = None,
-    state: str = typer.Option("explicit", "--state", help="explicit: estimate the group's state first; none: decide without it (the ablation)."),
-    mode: ModeOption = "dialogue",
-    context: int = typer.Option(5, "--context", help="Rows shown, ending with the last row before the decision (-1 = all previous rows)."),
-    recent: int = typer.Option(5, "--recent", min=1, help="Rows whose annotations give the state gold and the distress levels."),
-    neglect_margin: int = typer.Option(2, "--neglect-margin", min=1, help="Intensity points by which the most distressed client must lead every other annotated client."),
-    neglect_min: int = typer.Option(5, "--neglect-min", min=0, max=10, help="Lowest intensity that counts as distress."),
-    how_given_gold: bool = typer.Option(True, "--how-given-gold/--no-how-given-gold", help="Also ask the strategy toward the gold target (a branch of the conversation)."),
-    single_task: bool = typer.Option(True, "--single-task/--no-single-task", help="Also run the six single-task prompts on the same rows (the chain vs single-task ablation)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N decision points."),
-    max_connections: MaxConnectionsOption = None,
-    max_retries: MaxRetriesOption = None,
-    timeout: TimeoutOption = None,
-    temperature: TemperatureOption = 0.0,
-    max_tokens: MaxTokensOption = None,
+    state: str = setting(AgentOptions, "state", "--state"),
+    mode: str = setting(AgentOptions, "mode", "--mode"),
+    context: int = setting(AgentOptions, "context", "--context", typer_range=False),
+    recent: int = setting(AgentOptions, "recent", "--recent"),
+    neglect_margin: int = setting(AgentOptions, "neglect_margin", "--neglect-margin"),
+    neglect_min: int = setting(AgentOptions, "neglect_min", "--neglect-min"),
+    how_given_gold: bool = setting(AgentOptions, "how_given_gold", "--how-given-gold/--no-how-given-gold"),
+    single_task: bool = setting(AgentSettings, "single_task", "--single-task/--no-single-task"),
+    limit: Optional[int] = setting(AgentSettings, "limit", "--limit", help="Evaluate only the first N decision points."),
+    max_connections: Optional[int] = MaxConnections,
+    max_retries: Optional[int] = MaxRetries,
+    timeout: Optional[int] = Timeout,
+    temperature: float = Temperature,
+    max_tokens: Optional[int] = MaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/agent-<state>-<model>)."),
-    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 (state texts, turns, ER/VP)."),
-    bertscore_model: BertscoreModelOption = None,
-    repair_mojibake: RepairOption = False,
-    no_cache: NoCacheOption = False,
-    seed: SeedOption = 0,
+    bertscore: bool = setting(AgentSettings, "bertscore", "--bertscore/--no-bertscore", help="Compute BERTScore F1 (state texts, turns, ER/VP)."),
+    bertscore_model: Optional[str] = BertscoreModel,
+    repair_mojibake: bool = RepairMojibake,
+    cache: bool = Cache,
+    seed: int = Seed,
     display: DisplayOption = "full",
-    log_samples: LogSamplesOption = True,
+    log_samples: bool = LogSamples,
     overwrite: OverwriteOption = False,
 ) -> None:
     """Run the agent chain at every decision point; writes results/, summary.json, run.json, single/ and logs."""
-    from rescue_bench.agent import STATE_MODES, AgentOptions
+    params = dict(locals())  # the options, by name: those naming a field go to AgentOptions and AgentSettings
+    from rescue_bench.agent import STATE_MODES
 
     if state not in STATE_MODES:
         raise fail(f"--state must be one of {', '.join(STATE_MODES)} (got {state!r})")
     check_model(model)
     cue_mode = check_mode(mode)
     check_context(context)
-    from rescue_bench.engine.agent import AgentSettings, run_agent
+    from rescue_bench.engine.agent import run_agent
     from rescue_bench.runinfo import AgentCalls
 
-    options = AgentOptions(
-        state=state,  # type: ignore[arg-type]
-        mode=cue_mode,
-        context=context,
-        recent=recent,
-        neglect_margin=neglect_margin,
-        neglect_min=neglect_min,
-        how_given_gold=how_given_gold,
-    )
+    options = AgentOptions(**settings_values(AgentOptions, params, mode=cue_mode))
     settings = AgentSettings(
-        model=model,
-        judge=judge,
-        data=[str(p) for p in data] if data else None,
-        options=options,
-        single_task=single_task,
-        limit=limit,
-        max_connections=max_connections,
-        max_retries=max_retries,
-        timeout=timeout,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        repair_mojibake=repair_mojibake,
-        bertscore=bertscore,
-        bertscore_model=bertscore_model,
-        cache=not no_cache,
-        seed=seed,
-        log_samples=log_samples,
-        out=str(out) if out else default_out(f"agent-{state}-{model}"),
+        **settings_values(
+            AgentSettings,
+            params,
+            data=[str(p) for p in data] if data else None,
+            options=options,
+            out=str(out) if out else default_out(f"agent-{state}-{model}"),
+        )
     )
     try:
         result = run_agent(settings, display=display, overwrite=overwrite)

@@ -13,7 +13,18 @@ from typing import Optional
 
 import typer
 
-from rescue_bench.cli._common import DisplayOption, command, data_error_exit, fail
+from rescue_bench.cli._common import (
+    Cache,
+    DisplayOption,
+    MaxRetries,
+    Timeout,
+    command,
+    data_error_exit,
+    fail,
+    setting,
+    settings_values,
+)
+from rescue_bench.engine.settings import RunSettings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -83,19 +94,24 @@ def draft_command(
     model: str = typer.Option(..., "--model", "-m", help="inspect_ai model, e.g. google/gemini-2.5-pro or openai-video/<service>/<model>."),
     media: str = typer.Option("none", "--media", help="video (the window's video), frames (keyframes, and sound where the provider takes audio) or none (subtitles only)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Drafts file (default: ASSETS/drafts.jsonl)."),
-    max_connections: Optional[int] = typer.Option(None, "--max-connections", help="Concurrent model connections (segments drafted at once)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Draft only the first N (by segment id) of the segments that need a draft."),
+    max_connections: Optional[int] = setting(
+        RunSettings, "max_connections", "--max-connections", help="Concurrent model connections (segments drafted at once)."
+    ),
+    limit: Optional[int] = setting(
+        RunSettings, "limit", "--limit", help="Draft only the first N (by segment id) of the segments that need a draft."
+    ),
     segment: Optional[list[str]] = typer.Option(None, "--segment", help="Draft exactly this segment, even when its draft is current (repeatable)."),
-    window_cues: int = typer.Option(40, "--window-cues", help="Cues per request; longer segments go in windows with a carried summary."),
-    max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per model call (inspect_ai default when unset)."),
-    timeout: Optional[int] = typer.Option(None, "--timeout", help="Seconds one attempt of a call may take before it is retried."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache (RESCUE_CACHE_DIR)."),
+    window_cues: int = typer.Option(40, "--window-cues", min=1, help="Cues per request; longer segments go in windows with a carried summary."),
+    max_retries: Optional[int] = MaxRetries,
+    timeout: Optional[int] = Timeout,
+    temperature: float = setting(RunSettings, "temperature", "--temperature", help="Sampling temperature."),
+    cache: bool = Cache,
     log_dir: Optional[Path] = typer.Option(None, "--log-dir", help="inspect_ai logs (default: ASSETS/.draft-logs)."),
     display: DisplayOption = "full",
 ) -> None:
     """Draft each segment that needs it (no draft yet, or one older than its manifest) as a
     release-format clip, merged into the drafts file: the other segments' clips stay as they are."""
+    params = dict(locals())  # the options, by name: those naming a settings field go to DraftSettings
     from rich.console import Console
     from rich.table import Table
 
@@ -104,9 +120,14 @@ def draft_command(
     from rescue_bench.engine.annotate import DraftInputError, DraftSettings, run_draft
 
     settings = DraftSettings(
-        assets=str(assets), model=model, media=media, out=str(out) if out else None, window_cues=window_cues,
-        limit=limit, segments=list(segment) if segment else None, max_connections=max_connections, max_retries=max_retries, timeout=timeout,
-        temperature=temperature, cache=not no_cache, log_dir=str(log_dir) if log_dir else None,
+        **settings_values(
+            DraftSettings,
+            params,
+            assets=str(assets),
+            out=str(out) if out else None,
+            segments=list(segment) if segment else None,
+            log_dir=str(log_dir) if log_dir else None,
+        )
     )
     try:
         report = run_draft(settings, display=display)

@@ -12,28 +12,33 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
-    BertscoreModelOption,
-    ContextOption,
+    Bertscore,
+    BertscoreModel,
+    Cache,
     DataOption,
     DisplayOption,
-    LogSamplesOption,
-    MaxConnectionsOption,
-    MaxRetriesOption,
-    MaxTokensOption,
-    NoCacheOption,
+    Judge,
+    Limit,
+    LogSamples,
+    MaxConnections,
+    MaxRetries,
+    MaxTokens,
     OverwriteOption,
-    RepairOption,
-    SeedOption,
+    RepairMojibake,
+    Seed,
     TasksOption,
-    TemperatureOption,
-    TimeoutOption,
+    Temperature,
+    Timeout,
     check_context,
     check_mode,
     check_model,
     check_tasks,
     fail,
     guard,
+    setting,
+    settings_values,
 )
+from rescue_bench.engine.settings import EvalSettings
 from rescue_bench.labels import JUDGED_TASKS
 
 console = Console()
@@ -93,32 +98,33 @@ def print_summary(summary: dict[str, Any], title: str) -> None:
 
 @guard
 def eval_command(
-    model: str = typer.Option("baseline/majority", "--model", "-m", help="inspect_ai model, e.g. openai/gpt-4o or baseline/majority."),
-    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model for ER/VP (none: judge scores left empty)."),
-    vp_rubric: str = typer.Option("default", "--vp-rubric", help="VP judge rubric: default (1-5) or authors (the authors' 0-2 target + 0-4 viewpoint, reported as judge_authors 0-6)."),
+    model: str = setting(EvalSettings, "model", "--model", "-m"),
+    judge: Optional[str] = Judge,
+    vp_rubric: str = setting(EvalSettings, "vp_rubric", "--vp-rubric"),
     data: DataOption = None,
     tasks: TasksOption = "all",
-    mode: str = typer.Option("dialogue", "--mode", help="Cues shown: dialogue, audio, visual or audiovisual; or video (dialogue plus each row's clip, needs --assets)."),
-    assets: Optional[Path] = typer.Option(None, "--assets", help="--mode video: assets folder with the row clips (rescue annotate clips)."),
-    context: ContextOption = None,
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N instances of each task."),
-    max_connections: MaxConnectionsOption = None,
-    max_retries: MaxRetriesOption = None,
-    timeout: TimeoutOption = None,
-    temperature: TemperatureOption = 0.0,
-    max_tokens: MaxTokensOption = None,
+    mode: str = setting(EvalSettings, "mode", "--mode"),
+    assets: Optional[Path] = setting(EvalSettings, "assets", "--assets"),
+    context: Optional[int] = setting(EvalSettings, "context", "--context", typer_range=False),
+    limit: Optional[int] = Limit,
+    max_connections: Optional[int] = MaxConnections,
+    max_retries: Optional[int] = MaxRetries,
+    timeout: Optional[int] = Timeout,
+    temperature: float = Temperature,
+    max_tokens: Optional[int] = MaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
-    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="Compute BERTScore F1 for ER/VP."),
-    bertscore_model: BertscoreModelOption = None,
-    repair_mojibake: RepairOption = False,
-    no_cache: NoCacheOption = False,
-    seed: SeedOption = 0,
+    bertscore: bool = Bertscore,
+    bertscore_model: Optional[str] = BertscoreModel,
+    repair_mojibake: bool = RepairMojibake,
+    cache: bool = Cache,
+    seed: int = Seed,
     display: DisplayOption = "full",
-    log_samples: LogSamplesOption = True,
+    log_samples: bool = LogSamples,
     overwrite: OverwriteOption = False,
-    workers: str = typer.Option("auto", "--workers", help="Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."),
+    workers: str = setting(EvalSettings, "workers", "--workers"),
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
+    params = dict(locals())  # the options, by name: those naming a settings field go to EvalSettings
     from rescue_bench.labels import RUBRICS
 
     if vp_rubric not in RUBRICS:
@@ -131,33 +137,20 @@ def eval_command(
     eval_mode = VIDEO_MODE if mode == VIDEO_MODE else check_mode(mode)
     if (eval_mode == VIDEO_MODE) != (assets is not None):
         raise fail("--mode video needs --assets ASSETS" if assets is None else "--assets is only used with --mode video")
-    context = check_context(context)
+    check_context(context)
     from rescue_bench.engine.run import run_eval
-    from rescue_bench.engine.settings import EvalSettings
 
     settings = EvalSettings(
-        model=model,
-        judge=judge,
-        vp_rubric=vp_rubric,  # checked above
-        data=[str(p) for p in data] if data else None,
-        tasks=task_list,
-        mode=eval_mode,
-        context=context,
-        limit=limit,
-        max_connections=max_connections,
-        max_retries=max_retries,
-        timeout=timeout,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        repair_mojibake=repair_mojibake,
-        bertscore=bertscore,
-        bertscore_model=bertscore_model,
-        cache=not no_cache,
-        seed=seed,
-        log_samples=log_samples,
-        workers=worker_count,
-        out=str(out) if out else default_out(model),
-        assets=str(assets) if assets else None,
+        **settings_values(
+            EvalSettings,
+            params,
+            data=[str(p) for p in data] if data else None,
+            tasks=task_list,
+            mode=eval_mode,
+            workers=worker_count,
+            out=str(out) if out else default_out(model),
+            assets=str(assets) if assets else None,
+        )
     )
     try:
         result = run_eval(settings, display=display, overwrite=overwrite)

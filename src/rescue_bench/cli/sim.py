@@ -16,24 +16,28 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    BertscoreModel,
+    Cache,
     DataOption,
     DisplayOption,
-    LogSamplesOption,
-    MaxConnectionsOption,
-    MaxRetriesOption,
-    ModeOption,
-    NoCacheOption,
-    RepairOption,
-    SeedOption,
-    TemperatureOption,
-    TimeoutOption,
+    LogSamples,
+    MaxConnections,
+    MaxRetries,
+    RepairMojibake,
+    Seed,
+    Temperature,
+    Timeout,
     check_context,
     check_mode,
     command,
     fail,
+    setting,
+    settings_values,
 )
 from rescue_bench.cli.eval import default_out
+from rescue_bench.engine.settings import SimSettings
 from rescue_bench.labels import SUMMARY_SCENARIOS
+from rescue_bench.sim.options import SimOptions
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -43,7 +47,8 @@ app = typer.Typer(
 )
 console = Console()
 
-SimulatorOption = typer.Option("scripted", "--simulator", help="Who plays the clients: scripted (offline rules) or an inspect_ai model.")
+Simulator = setting(SimSettings, "simulator", "--simulator")
+Mode = setting(SimOptions, "mode", "--mode")
 
 
 def check_agent(model: str) -> str:
@@ -95,33 +100,35 @@ def print_sim_summary(summary: dict[str, Any], title: str) -> None:
 
 @command(app, "eval")
 def eval_command(
-    model: str = typer.Option("baseline/attend", "--model", "-m", help="The agent: baseline/silent|group|attend|oracle, baseline/<method> (the baseline chain), or an inspect_ai model."),
-    simulator: str = SimulatorOption,
-    judge: Optional[str] = typer.Option(None, "--judge", "-j", help="Judge model rating each agent turn 1-5 (its own strategy toward its own target); none: not judged."),
+    model: str = setting(SimSettings, "model", "--model", "-m"),
+    simulator: str = Simulator,
+    judge: Optional[str] = setting(
+        SimSettings, "judge", "--judge", "-j", help="Judge model rating each agent turn 1-5 (its own strategy toward its own target); none: not judged."
+    ),
     data: DataOption = None,
-    horizon: int = typer.Option(5, "--horizon", min=1, max=50, help="Agent decisions per episode."),
-    gamma: float = typer.Option(0.9, "--gamma", min=0.0, max=1.0, help="Discount of the objective J."),
-    lam: float = typer.Option(1.0, "--lambda", min=0.0, help="Weight of the most distressed client's distress in J."),
-    per_clip: int = typer.Option(2, "--episodes-per-clip", min=1, help="Episodes per clip (its decision points picked evenly)."),
-    state: str = typer.Option("explicit", "--state", help="A model agent's chain: explicit (state step first) or none."),
-    mode: ModeOption = "dialogue",
-    context: int = typer.Option(5, "--context", help="Transcript rows the agent sees at each decision (-1 = all)."),
-    subgroups: bool = typer.Option(False, "--subgroups", help="Also offer the agent every pair and subgroup of clients (short of the group) as a target."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run only the first N episodes."),
-    max_connections: MaxConnectionsOption = None,
-    max_retries: MaxRetriesOption = None,
-    timeout: TimeoutOption = None,
-    temperature: TemperatureOption = 0.0,
+    horizon: int = setting(SimOptions, "horizon", "--horizon"),
+    gamma: float = setting(SimOptions, "gamma", "--gamma"),
+    lam: float = setting(SimOptions, "lam", "--lambda"),
+    per_clip: int = setting(SimOptions, "per_clip", "--episodes-per-clip"),
+    state: str = setting(SimOptions, "state", "--state"),
+    mode: str = Mode,
+    context: int = setting(SimOptions, "context", "--context", typer_range=False),
+    subgroups: bool = setting(SimOptions, "subgroups", "--subgroups"),
+    limit: Optional[int] = setting(SimSettings, "limit", "--limit", help="Run only the first N episodes."),
+    max_connections: Optional[int] = MaxConnections,
+    max_retries: Optional[int] = MaxRetries,
+    timeout: Optional[int] = Timeout,
+    temperature: float = Temperature,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/sim-<model>-<simulator>)."),
-    repair_mojibake: RepairOption = False,
-    no_cache: NoCacheOption = False,
-    seed: SeedOption = 0,
+    repair_mojibake: bool = RepairMojibake,
+    cache: bool = Cache,
+    seed: int = Seed,
     display: DisplayOption = "full",
-    log_samples: LogSamplesOption = True,
+    log_samples: bool = LogSamples,
 ) -> None:
     """Run closed-loop episodes; writes results/sim.jsonl, summary.json, run.json (and logs with a model)."""
+    params = dict(locals())  # the options, by name: those naming a field go to SimOptions and SimSettings
     from rescue_bench.agent import STATE_MODES
-    from rescue_bench.sim import SimOptions
 
     if state not in STATE_MODES:
         raise fail(f"--state must be one of {', '.join(STATE_MODES)} (got {state!r})")
@@ -129,29 +136,19 @@ def eval_command(
     check_simulator(simulator)
     cue_mode = check_mode(mode)
     check_context(context)
-    from rescue_bench.engine.sim import SimSettings, run_sim
+    from rescue_bench.engine.sim import run_sim
     from rescue_bench.runinfo import SimCalls
 
-    options = SimOptions(
-        horizon=horizon, gamma=gamma, lam=lam, per_clip=per_clip, state=state, mode=cue_mode, context=context, subgroups=subgroups,  # type: ignore[arg-type]
-    )
+    options = SimOptions(**settings_values(SimOptions, params, mode=cue_mode))
     settings = SimSettings(
-        model=model,
-        simulator=simulator,
-        judge=judge,
-        data=[str(p) for p in data] if data else None,
-        options=options,
-        limit=limit,
-        max_connections=max_connections,
-        max_retries=max_retries,
-        timeout=timeout,
-        temperature=temperature,
-        repair_mojibake=repair_mojibake,
-        cache=not no_cache,
-        seed=seed,
-        log_samples=log_samples,
-        bertscore=False,
-        out=str(out) if out else default_out(f"sim-{model}-{simulator}"),
+        **settings_values(
+            SimSettings,
+            params,
+            data=[str(p) for p in data] if data else None,
+            options=options,
+            bertscore=False,
+            out=str(out) if out else default_out(f"sim-{model}-{simulator}"),
+        )
     )
     try:
         result = run_sim(settings, display=display)
@@ -170,52 +167,44 @@ def eval_command(
 
 @command(app, "fidelity")
 def fidelity_command(
-    simulator: str = SimulatorOption,
-    judge: Optional[str] = typer.Option(
-        None, "--judge", "-j", help="Judge model rating 1-5 how plausible each simulated turn, and blind the real one, is as the client's next turn."
+    simulator: str = Simulator,
+    judge: Optional[str] = setting(
+        SimSettings, "judge", "--judge", "-j",
+        help="Judge model rating 1-5 how plausible each simulated turn, and blind the real one, is as the client's next turn.",
     ),
     data: DataOption = None,
-    mode: ModeOption = "dialogue",
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Compare only the first N decision points."),
-    max_connections: MaxConnectionsOption = None,
-    max_retries: MaxRetriesOption = None,
-    timeout: TimeoutOption = None,
-    temperature: TemperatureOption = 0.0,
+    mode: str = Mode,
+    limit: Optional[int] = setting(SimSettings, "limit", "--limit", help="Compare only the first N decision points."),
+    max_connections: Optional[int] = MaxConnections,
+    max_retries: Optional[int] = MaxRetries,
+    timeout: Optional[int] = Timeout,
+    temperature: float = Temperature,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/fidelity-<simulator>)."),
-    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="BERTScore F1 of each simulated turn against the real one."),
-    bertscore_model: Optional[str] = typer.Option(None, "--bertscore-model", help="BERTScore backbone (default: the bundled one)."),
-    repair_mojibake: RepairOption = False,
-    no_cache: NoCacheOption = False,
-    seed: SeedOption = 0,
+    bertscore: bool = setting(SimSettings, "bertscore", "--bertscore/--no-bertscore", help="BERTScore F1 of each simulated turn against the real one."),
+    bertscore_model: Optional[str] = BertscoreModel,
+    repair_mojibake: bool = RepairMojibake,
+    cache: bool = Cache,
+    seed: int = Seed,
     display: DisplayOption = "full",
-    log_samples: LogSamplesOption = True,
+    log_samples: bool = LogSamples,
 ) -> None:
     """A simulator's first step against what really happened next, at every decision point."""
-    from rescue_bench.sim import SimOptions
+    params = dict(locals())  # the options, by name: those naming a settings field go to SimSettings
     from rescue_bench.sim.fidelity import FIDELITY_METRICS
 
     check_simulator(simulator)
     cue_mode = check_mode(mode)
-    from rescue_bench.engine.sim import SimSettings, run_fidelity
+    from rescue_bench.engine.sim import run_fidelity
 
     settings = SimSettings(
-        model="baseline/real_therapist",
-        simulator=simulator,
-        judge=judge,
-        data=[str(p) for p in data] if data else None,
-        options=SimOptions(horizon=1, state="none", mode=cue_mode),
-        limit=limit,
-        max_connections=max_connections,
-        max_retries=max_retries,
-        timeout=timeout,
-        temperature=temperature,
-        repair_mojibake=repair_mojibake,
-        bertscore=bertscore,
-        bertscore_model=bertscore_model,
-        cache=not no_cache,
-        seed=seed,
-        log_samples=log_samples,
-        out=str(out) if out else default_out(f"fidelity-{simulator}"),
+        **settings_values(
+            SimSettings,
+            params,
+            model="baseline/real_therapist",
+            data=[str(p) for p in data] if data else None,
+            options=SimOptions(horizon=1, state="none", mode=cue_mode),
+            out=str(out) if out else default_out(f"fidelity-{simulator}"),
+        )
     )
     try:
         summary = run_fidelity(settings, display=display).summary

@@ -38,7 +38,6 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
-from pydantic import Field
 
 from rescue_bench.agent import (
     AGENT_TASK,
@@ -56,6 +55,7 @@ from rescue_bench.agent import (
     with_bertscores,
     with_judges,
 )
+from rescue_bench.agent.options import AGENT_DEFAULTS
 
 # the tasks' engine pieces, reused so the agent's calls share the run's cache, call slots, judge
 # re-ask and record collection with the single-task calls of the same run
@@ -81,7 +81,7 @@ from rescue_bench.engine.outputs import (
 )
 from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import RunFailed, git_revision
-from rescue_bench.engine.settings import Evaluated, RunSettings
+from rescue_bench.engine.settings import AgentSettings, Evaluated, task_args
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.labels import is_baseline
@@ -220,8 +220,11 @@ def agent_task(
 
 
 @task
-def agent(data: str | None = None, state: str = "explicit", mode: str = "dialogue", context: int = 5) -> Task:
-    """The relation-aware support agent as a chain (``inspect eval rescue_bench/agent``)."""
+def agent(
+    data: str | None = None, state: str = AGENT_DEFAULTS.state, mode: str = AGENT_DEFAULTS.mode, context: int = AGENT_DEFAULTS.context
+) -> Task:
+    """The relation-aware support agent as a chain (``inspect eval rescue_bench/agent``); its
+    defaults are the agent's options' (``rescue_bench.agent.options``)."""
     from rescue_bench.data.load import load_clips
 
     options = AgentOptions(state=state, mode=mode, context=context)  # type: ignore[arg-type]
@@ -232,15 +235,6 @@ def agent(data: str | None = None, state: str = "explicit", mode: str = "dialogu
 # --------------------------------------------------------------------------------------------------
 # the run driver
 # --------------------------------------------------------------------------------------------------
-
-
-class AgentSettings(RunSettings):
-    """Everything that defines a ``rescue agent`` run (the shared run settings, the agent's options)."""
-
-    options: AgentOptions = Field(default_factory=AgentOptions)
-    single_task: bool = True
-    """Also run the six single-task prompts on the same rows (the chain-versus-single ablation)."""
-    out: str = "rescue_runs/agent"
 
 
 def agent_fingerprint() -> str:
@@ -280,10 +274,7 @@ def run_agent(settings: AgentSettings, *, display: str = "full", overwrite: bool
         )
         # one bound on calls in flight over the chain, the single tasks and the judge
         channel = RunChannel(max_calls=settings.max_connections)
-        common: dict[str, Any] = {
-            "cache": settings.cache and not baseline, "temperature": settings.temperature,
-            "seed": settings.seed, "max_tokens": settings.max_tokens, "attempt_timeout": settings.timeout,
-        }
+        common = task_args(settings)
         tasks = []
         if chosen:
             tasks.append(

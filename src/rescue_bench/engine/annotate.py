@@ -26,13 +26,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from rescue_bench.annotate.draft import MediaItem, SegmentDraft
 from rescue_bench.annotate.freshness import HASH_KEY, draft_provenance, is_stale
 from rescue_bench.annotate.manifest import Manifest, load_assets, manifest_sha256
 from rescue_bench.annotate.prompt import MEDIA_MODES, prompt_sha, reask_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES
+from rescue_bench.engine.settings import RunSettings, eval_args, generate_config
 from rescue_bench.errors import RescueError
 from rescue_bench.fileio import atomic_open, dumps, loads
 
@@ -40,24 +41,21 @@ DEFAULT_OUT = "drafts.jsonl"
 """``ASSETS/drafts.jsonl``: where ``draft`` writes and ``clips`` reads by default."""
 
 
-class DraftSettings(BaseModel):
-    """Everything that defines a draft run (no secrets)."""
+class DraftSettings(RunSettings):
+    """Everything that defines a draft run (no secrets): the engine's run settings (the model, the
+    call limits, ``--limit`` counting segments, the temperature, the cache) and the draft's own.
 
-    model_config = ConfigDict(extra="forbid")
+    The run settings no draft reads (``judge``, ``data``, BERTScore, ``repair_mojibake``) keep
+    their defaults; the seed is not sent (:func:`~rescue_bench.engine.settings.generate_config`
+    with ``seed=False``: drafts never sent one, and it would change every call's cache key)."""
 
     assets: str
-    model: str
+    model: str  # no default: drafting needs a language model
     media: str = "none"
-    out: str | None = None
-    window_cues: int = DEFAULT_WINDOW_CUES
-    limit: int | None = None
+    out: str | None = None  # type: ignore[assignment]  # the drafts file; None: ASSETS/drafts.jsonl
+    window_cues: int = Field(default=DEFAULT_WINDOW_CUES, ge=1)
     segments: list[str] | None = None
     """Draft exactly these segments (even when their draft is current); default: those needing one."""
-    max_connections: int | None = None
-    max_retries: int | None = None
-    timeout: int | None = None
-    temperature: float | None = 0.0
-    cache: bool = True
     log_dir: str | None = None
 
     @property
@@ -329,10 +327,6 @@ def run_draft(settings: DraftSettings, *, display: str = "full") -> DraftReport:
     from rescue_bench.engine.plan import limited
 
     audio = check_model(settings)
-    if settings.window_cues < 1:
-        raise DraftInputError("--window-cues must be at least 1")
-    if settings.limit is not None and settings.limit < 1:
-        raise DraftInputError("--limit must be at least 1")
     every = load_assets(settings.assets)
     existing = read_drafts(settings.out_path)
     by_id = {m.segment_id: m for m in every}
@@ -390,7 +384,6 @@ def _draft_segments(
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.model import GenerateConfig
 
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
     from rescue_bench.engine.providers import endpoint, provider_args, route, use_cache_dir
@@ -404,17 +397,10 @@ def _draft_segments(
     task = Task(
         dataset=MemoryDataset(samples, name="rescue_annotate_draft"),
         solver=draft_solver(channel, settings.model, settings.cache, settings.window_cues),
-        config=GenerateConfig(temperature=settings.temperature),
+        config=generate_config(settings, seed=False),
         name="rescue_annotate_draft",
         metadata={"media": settings.media, "window_cues": settings.window_cues},
     )
-    gen_args: dict[str, Any] = {}
-    if settings.max_connections is not None:
-        gen_args["max_connections"] = settings.max_connections
-    if settings.max_retries is not None:
-        gen_args["max_retries"] = settings.max_retries
-    if settings.timeout is not None:
-        gen_args["attempt_timeout"] = settings.timeout
     log_dir = settings.log_dir or str(Path(settings.assets) / ".draft-logs")
     logs = inspect_eval(
         task,
@@ -427,7 +413,7 @@ def _draft_segments(
         score=False,
         log_level="error",
         log_realtime=False,
-        **gen_args,
+        **eval_args(settings),
     )
     errors: dict[str, str] = {}
     cancelled = False

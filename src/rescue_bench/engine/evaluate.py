@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from rescue_bench.engine.settings import Evaluated, RunInterrupted, RunSettings, merge_usage
+from rescue_bench.engine.settings import Evaluated, RunInterrupted, RunSettings, eval_args, merge_usage, task_args
 from rescue_bench.labels import Rubric
 from rescue_bench.tasks.instance import Instance
 
@@ -150,15 +150,11 @@ def evaluate(plan: RunPlan, *, display: str = "full", share: Share | None = None
             evaluate=t.chosen,
             mode=settings.mode,
             context=settings.context,
-            cache=settings.cache and not settings.is_baseline,
-            temperature=settings.temperature,
-            seed=settings.seed,
-            max_tokens=settings.max_tokens,
             vp_rubric=settings.vp_rubric,
-            attempt_timeout=settings.timeout,
             channel=channel,
             feed=share.feed(TASKS.index(t.name), t.chosen, sample),
             sample=sample,
+            **task_args(settings),
         )
         for t in plan.tasks
     ]
@@ -222,16 +218,7 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
     from rescue_bench.labels import is_baseline
 
     model = route(settings.model)
-    gen_args: dict[str, Any] = {}
-    if settings.max_connections is not None:
-        gen_args["max_connections"] = settings.max_connections
-        gen_args["max_tasks"] = len(tasks)
-    if settings.max_retries is not None:
-        gen_args["max_retries"] = settings.max_retries
-    if settings.timeout is not None:
-        # per attempt, then retried: inspect_ai's ``timeout`` would instead bound a call with all its
-        # retries, and a stalled connection would hold its slot until the client's own 10-minute limit
-        gen_args["attempt_timeout"] = settings.timeout
+    gen_args = eval_args(settings, tasks=len(tasks))
     single_threaded_log_compression()
     try:
         if settings.judge:
@@ -248,7 +235,6 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
             log_level="error",
             log_realtime=False,
             log_buffer=100,
-            log_samples=settings.log_samples,
             # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
             # app built before the first call; off unless asked for with inspect_ai's own variable
             ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,

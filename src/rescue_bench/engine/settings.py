@@ -13,20 +13,29 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rescue_bench.agent.options import AgentOptions
 from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.labels import TASKS, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.sim.options import SimOptions
+from rescue_bench.sim.scripted import SIMULATOR
 
 __all__ = [
+    "AgentSettings",
     "EvalSettings",
     "Evaluated",
     "RunInterrupted",
+    "RunSettings",
+    "SimSettings",
     "WorkerFailed",
     "WorkerPlan",
     "available_cpus",
+    "eval_args",
+    "generate_config",
     "merge_usage",
     "plan_workers",
     "scale_workers",
     "share_connections",
+    "task_args",
 ]
 
 JUDGE_TEMPERATURE = 0.0
@@ -38,29 +47,42 @@ Workers = Annotated[int, Field(ge=1)] | Literal["auto"]
 
 
 class RunSettings(BaseModel):
-    """What every run of the engine takes (``rescue eval`` and ``rescue agent``); written to ``run.json``
-    (no secrets in here). The command-specific settings extend it."""
+    """What every run of the engine takes (``rescue eval``, ``rescue agent``, ``rescue sim`` and
+    ``rescue annotate draft``); written to ``run.json`` (no secrets in here). The command-specific
+    settings extend it.
+
+    Each field's default, bounds (``ge``/``le``) and ``description`` are THE declaration: the
+    commands build their options from them (``rescue_bench.cli._common.setting``), so ``--help``,
+    the range checks and a run made from Python agree. :func:`eval_args`, :func:`task_args` and
+    :func:`generate_config` are the one mapping of these fields to inspect_ai's arguments.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = "baseline/majority"
-    judge: str | None = None
+    model: str = Field(default="baseline/majority", description="inspect_ai model, e.g. openai/gpt-4o or baseline/majority.")
+    judge: str | None = Field(default=None, description="Judge model for ER/VP (none: judge scores left empty).")
     data: list[str] | None = None
-    limit: int | None = Field(default=None, ge=1)
-    max_connections: int | None = Field(default=None, ge=1)
-    max_retries: int | None = Field(default=None, ge=0)
-    timeout: int | None = Field(default=None, ge=1)
-    """Seconds one attempt of a model or judge call may take before it is abandoned and retried."""
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Most tokens a model answer may have (``None``: the provider's default; not sent)."""
-    repair_mojibake: bool = False
-    bertscore: bool = True
-    bertscore_model: str | None = None
-    cache: bool = True
-    seed: int = 0
-    log_samples: bool = True
-    """Write every sample (messages, events) to the inspect logs; off saves about a third of the run time."""
+    limit: int | None = Field(default=None, ge=1, description="Evaluate only the first N instances of each task.")
+    max_connections: int | None = Field(default=None, ge=1, description="Bound on model and judge calls in flight, over the whole run.")
+    max_retries: int | None = Field(default=None, ge=0, description="Retries per model call (inspect_ai default when unset).")
+    timeout: int | None = Field(
+        default=None, ge=1, description="Seconds one attempt of a model call may take before it is abandoned and retried."
+    )
+    temperature: float | None = Field(default=0.0, description="Sampling temperature (the paper used 0).")
+    max_tokens: int | None = Field(default=None, ge=1, description="Most tokens per model answer (default: the provider's; not sent).")
+    repair_mojibake: bool = Field(
+        default=False, description="Repair mojibake (e.g. 'â€™') in all text with ftfy before use; off keeps gold text untouched."
+    )
+    bertscore: bool = Field(default=True, description="Compute BERTScore F1 for ER/VP.")
+    bertscore_model: str | None = Field(default=None, description="BERTScore backbone (path or name; default: bundled all-MiniLM-L6-v2).")
+    cache: bool = Field(default=True, description="Use the response cache (RESCUE_CACHE_DIR); --no-cache makes every call again.")
+    seed: int = Field(
+        default=0,
+        description="Seed of the random/prior baselines, also sent with every model and judge call (providers that support it).",
+    )
+    log_samples: bool = Field(
+        default=True, description="Write every sample to the inspect logs (for inspect view); off runs about a third faster."
+    )
     out: str = "rescue_runs/latest"
 
     @property
@@ -72,17 +94,103 @@ class RunSettings(BaseModel):
 class EvalSettings(RunSettings):
     """Everything that defines a ``rescue eval`` run."""
 
-    vp_rubric: Rubric = "default"
+    vp_rubric: Rubric = Field(
+        default="default",
+        description="VP judge rubric: default (1-5) or authors (the authors' 0-2 target + 0-4 viewpoint, reported as judge_authors 0-6).",
+    )
     tasks: list[TaskName] = Field(default_factory=lambda: list(TASKS))
-    mode: EvalMode = "dialogue"
-    """A cue mode, or ``video`` (the dialogue cues plus each shown row's clip from ``assets``)."""
-    context: int | None = Field(default=None, ge=-1)
-    """Rows of context for every task (-1 = all previous rows); ``None`` keeps the per-task defaults."""
-    workers: Workers = "auto"
-    """Processes the instances are split over (``--workers``), or ``"auto"``; ``max_connections`` is
-    shared among them."""
-    assets: str | None = None
-    """``--mode video``: the assets folder holding each row's clip (``rescue annotate clips``)."""
+    mode: EvalMode = Field(
+        default="dialogue",
+        description="Cues shown: dialogue, audio, visual or audiovisual; or video (dialogue plus each row's clip, needs --assets).",
+    )
+    context: int | None = Field(
+        default=None, ge=-1, description="Rows of context for every task (-1 = all previous rows). Default: 3, and all for RPP."
+    )
+    """``None`` keeps the per-task defaults."""
+    workers: Workers = Field(
+        default="auto",
+        description=(
+            "Processes to spread the calls over, or auto: one, and more (at most the CPUs and --max-connections) when one "
+            "cannot keep the calls in flight (fast endpoints); --max-connections is shared among them."
+        ),
+    )
+    assets: str | None = Field(default=None, description="--mode video: assets folder with the row clips (rescue annotate clips).")
+
+
+class AgentSettings(RunSettings):
+    """Everything that defines a ``rescue agent`` run (the shared run settings, the agent's options)."""
+
+    model: str = Field(
+        default=RunSettings.model_fields["model"].default,
+        description="inspect_ai model, e.g. openai/gpt-4o, or baseline/<method> for the baseline chain.",
+    )
+    options: AgentOptions = Field(default_factory=AgentOptions)
+    single_task: bool = Field(
+        default=True, description="Also run the six single-task prompts on the same rows (the chain vs single-task ablation)."
+    )
+    out: str = "rescue_runs/agent"
+
+
+class SimSettings(RunSettings):
+    """Everything that defines a ``rescue sim eval`` (or ``fidelity``) run; ``model`` is the agent."""
+
+    model: str = Field(
+        default="baseline/attend",
+        description="The agent: baseline/silent|group|attend|oracle, baseline/<method> (the baseline chain), or an inspect_ai model.",
+    )
+    simulator: str = Field(default=SIMULATOR, description="Who plays the clients: scripted (offline rules) or an inspect_ai model.")
+    options: SimOptions = Field(default_factory=SimOptions)
+    out: str = "rescue_runs/sim"
+
+
+# --------------------------------------------------------------------------------------------------
+# the one mapping of the run settings to inspect_ai's arguments
+# --------------------------------------------------------------------------------------------------
+
+
+def eval_args(settings: RunSettings, *, tasks: int | None = None) -> dict[str, Any]:
+    """``inspect_ai.eval``'s keyword arguments for the call limits and logging of ``settings``.
+
+    A limit left unset is not passed (inspect_ai's default holds). With ``max_connections``,
+    ``tasks`` (how many tasks the eval runs) become ``max_tasks``: the tasks run at the same time,
+    their calls bounded by the run's channel. ``timeout`` is per attempt, then retried: inspect_ai's
+    ``timeout`` would instead bound a call with all its retries, and a stalled connection would hold
+    its slot until the client's own 10-minute limit.
+    """
+    args: dict[str, Any] = {}
+    if settings.max_connections is not None:
+        args["max_connections"] = settings.max_connections
+        if tasks is not None:
+            args["max_tasks"] = tasks
+    if settings.max_retries is not None:
+        args["max_retries"] = settings.max_retries
+    if settings.timeout is not None:
+        args["attempt_timeout"] = settings.timeout
+    args["log_samples"] = settings.log_samples
+    return args
+
+
+def task_args(settings: RunSettings) -> dict[str, Any]:
+    """The keyword arguments of the engine's task factories (``rescue_task``, ``agent_task``) that
+    come from ``settings``: the cache (never for an offline baseline: it makes no calls), what is
+    sent with every call of the model under evaluation, and the per-attempt timeout of the judge."""
+    return {
+        "cache": settings.cache and not settings.is_baseline,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "max_tokens": settings.max_tokens,
+        "attempt_timeout": settings.timeout,
+    }
+
+
+def generate_config(settings: RunSettings, *, seed: bool = True) -> Any:
+    """The ``GenerateConfig`` of a task that is not one of the factories above (the closed loop's
+    episodes, the annotation drafts): the temperature and ``max_tokens`` of ``settings``, and its
+    seed unless ``seed=False`` (those two runs have never sent it, and a seed would change the
+    cache key of every call they made)."""
+    from inspect_ai.model import GenerateConfig
+
+    return GenerateConfig(temperature=settings.temperature, seed=settings.seed if seed else None, max_tokens=settings.max_tokens)
 
 
 class WorkerFailed(RescueError):

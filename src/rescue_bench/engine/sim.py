@@ -33,7 +33,6 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
-from pydantic import Field
 
 from rescue_bench.agent import AgentOptions, baseline_chain_answers
 from rescue_bench.engine.channel import RunChannel, call_slot
@@ -42,7 +41,7 @@ from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
 from rescue_bench.engine.outputs import now, versions
 from rescue_bench.engine.plan import limited
 from rescue_bench.engine.providers import get_provider_model, use_cache_dir
-from rescue_bench.engine.settings import RunSettings
+from rescue_bench.engine.settings import SimSettings, generate_config
 from rescue_bench.errors import RunInterrupted
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.gcpolicy import fewer_gc_passes
@@ -53,7 +52,6 @@ from rescue_bench.sim import (
     SIMULATOR,
     Episode,
     EpisodeStart,
-    SimOptions,
     StrategyPrior,
     agent_kind,
     episode_starts,
@@ -63,13 +61,6 @@ from rescue_bench.sim import (
 SIMULATOR_SAMPLE_INPUT = "closed-loop episode"
 
 
-class SimSettings(RunSettings):
-    """Everything that defines a ``rescue sim eval`` run; ``model`` is the agent."""
-
-    model: str = "baseline/attend"
-    simulator: str = SIMULATOR
-    options: SimOptions = Field(default_factory=SimOptions)
-    out: str = "rescue_runs/sim"
 
 
 def build_episodes(settings: SimSettings, clips: Sequence[Any]) -> list[Episode]:
@@ -170,7 +161,7 @@ def sim_task(episodes: Sequence[Episode], settings: SimSettings, channel: RunCha
             by_id, settings.simulator, agent_kind(settings.model)[0] == "model", cache=settings.cache, channel=channel,
             temperature=settings.temperature, attempt_timeout=settings.timeout,
         ),
-        config=GenerateConfig(temperature=settings.temperature),
+        config=generate_config(settings, seed=False),
         name="rescue_sim",
         metadata={"rescue_task": SIM_TASK, "simulator": settings.simulator},
     )

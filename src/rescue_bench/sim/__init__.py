@@ -10,14 +10,22 @@ objective and metrics (``objective``), and the simulator's fidelity to the real 
 ``rescue sim eval`` and ``rescue sim fidelity`` are the commands.
 """
 
-from rescue_bench.sim.agents import REFERENCE_AGENTS, StrategyPrior, agent_kind, observed_distress
-from rescue_bench.sim.cards import RoleCard, initial_state, role_cards
-from rescue_bench.sim.episode import SIM_TASK, Episode, EpisodeStart, SimRequest, episode_starts, run_offline
-from rescue_bench.sim.objective import METRICS, SimMetric, episode_metrics, manipulation_check, summarize
-from rescue_bench.sim.options import SimOptions
-from rescue_bench.sim.prompts import SIMULATOR_TITLE, parse_simulator
-from rescue_bench.sim.scripted import SIMULATOR, Action, transition
-from rescue_bench.sim.state import ClientState, HiddenState, distress, objective, utility
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rescue_bench.sim.agents import REFERENCE_AGENTS, StrategyPrior, agent_kind, observed_distress
+    from rescue_bench.sim.cards import RoleCard, initial_state, role_cards
+    from rescue_bench.sim.episode import SIM_TASK, Episode, EpisodeStart, SimRequest, episode_starts, run_offline
+    from rescue_bench.sim.objective import METRICS, SimMetric, episode_metrics, manipulation_check, summarize
+    from rescue_bench.sim.options import SimOptions
+    from rescue_bench.sim.prompts import SIMULATOR_TITLE, parse_simulator
+    from rescue_bench.sim.scripted import SIMULATOR, Action, transition
+    from rescue_bench.sim.state import ClientState, HiddenState, distress, objective, utility
 
 __all__ = [
     "METRICS",
@@ -50,3 +58,33 @@ __all__ = [
     "transition",
     "utility",
 ]
+
+# Lazy: every ``rescue`` command imports ``rescue_bench.sim.options`` for its option defaults, and
+# that import must not load the episodes, the objective and numpy (``rescue --help`` stays fast). A
+# name of the package is imported from its module on first use.
+_MODULES = ("options", "state", "scripted", "agents", "cards", "episode", "objective", "prompts")
+"""The package's modules, in the order a name is looked up in them."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for module in _MODULES:
+            found = importlib.import_module(f"{__name__}.{module}")
+            if name in vars(found):
+                globals()[name] = value = vars(found)[name]
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """This package as a module whose exports a submodule of the same name does not replace: the
+    import system binds each submodule it loads on its package, and ``objective`` is both the
+    objective function (``state``) and the module of the metrics (loaded later, and lazily now)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and name in __all__:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
