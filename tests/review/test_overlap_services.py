@@ -12,7 +12,7 @@ from sqlalchemy import select, text
 
 from rescue_bench.data import load_clips
 from rescue_bench.judge_ratings import RATINGS_COLUMNS, read_sample_csv
-from rescue_bench.review import access, adjudication, edits, ratings, store
+from rescue_bench.review import access, adjudication, copies, edits, ratings, store
 from rescue_bench.review.agreement import agreement_report, collect
 from rescue_bench.review.db import Database, current_revision, head_revision, upgrade
 from rescue_bench.review.errors import Conflict, Invalid, NotFound
@@ -116,7 +116,7 @@ def test_annotators_edit_their_own_copies_blind_and_the_history_is_their_own(db:
         # both saved version 1 of their own copy: no conflict between independent copies
         assert edits.read_row(s, ann, seg, 2).version == edits.read_row(s, ben, seg, 2).version == 1
         row = access.get_row(s, seg, 2)
-        mine = edits.audit_entries(s, row=row, copy_id=access.copy_id_for(s, ann, seg))
+        mine = edits.audit_entries(s, row=row, copy_id=copies.copy_for(s, ann, seg).id)
         assert {e["user"] for e in mine} == {"ann"} and B not in json.dumps(mine)
         assert {e["user"] for e in edits.audit_entries(s, row=row)} == {"ann", "ben"}
         assert not access.may_see_others(s, ann, seg) and access.may_see_others(s, admin, seg)
