@@ -273,6 +273,10 @@ class Deployment:
     outside_secret: Path
     info: dict[str, Any] = field(default_factory=dict)
 
+    def segment_key(self, sample_id: str) -> str:
+        """The opaque id of segment ``sample_id`` (as an admin's segment list gives it)."""
+        return self.client("admin").segments()[sample_id]["id"]
+
     def client(self, username: str | None = None) -> Client:
         c = Client(self.server.base_url)
         if username:
@@ -284,6 +288,13 @@ class Deployment:
 # ------------------------------------------------------------------------------------------------
 # a real browser (Playwright driving Debian's chromium; the `browser` fixture is in conftest.py)
 # ------------------------------------------------------------------------------------------------
+
+
+def log_in(page: Any, username: str, password: str = PASSWORD) -> None:
+    """Fill and send the login form ``page`` shows (the login page, or the page a redirect led to)."""
+    page.fill("#username", username)
+    page.fill("#password", password)
+    page.click("#login-submit")
 
 
 class Page:
@@ -304,10 +315,15 @@ class Page:
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" and "Content Security Policy" in m.text else None)
         self.base = site.server.base_url
         self.page.goto(self.base + "/login")
-        self.page.fill("#username", username)
-        self.page.fill("#password", PASSWORD)
-        self.page.click("#login-submit")
+        log_in(self.page, username)
         self.page.wait_for_url(self.base + "/")
+
+    def reopen(self) -> Any:
+        """A new tab in the same browser profile (its localStorage kept), after closing this one
+        without its unload handler; returns the new Playwright page."""
+        self.page.close(run_before_unload=False)
+        self.page = self.context.new_page()
+        return self.page
 
     def goto(self, path: str) -> None:
         self.page.goto(self.base + path)

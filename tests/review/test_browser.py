@@ -26,10 +26,6 @@ def site(sqlite_deployment: Deployment) -> Deployment:
     return sqlite_deployment
 
 
-def _segment_key(site: Deployment, sample_id: str) -> str:
-    return site.client("admin").segments()[sample_id]["id"]
-
-
 def test_log_in_open_a_segment_and_play_a_row_clip(browser: Any, site: Deployment):
     admin = Page(browser, site, "admin")
     admin.shot("dashboard-admin.png")
@@ -71,7 +67,7 @@ def test_log_in_open_a_segment_and_play_a_row_clip(browser: Any, site: Deploymen
 
 
 def test_edit_an_emotion_and_a_relation_pattern_save_reload_and_see_them(browser: Any, site: Deployment):
-    key = _segment_key(site, COUPLE[1])
+    key = site.segment_key(COUPLE[1])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/2")
@@ -110,7 +106,7 @@ def test_edit_an_emotion_and_a_relation_pattern_save_reload_and_see_them(browser
 
 
 def test_two_browsers_on_one_row_the_second_sees_the_conflict_and_loses_nothing(browser: Any, site: Deployment):
-    key = _segment_key(site, COUPLE[0])
+    key = site.segment_key(COUPLE[0])
     path = f"/segments/{key}/rows/5"
     a, b = Page(browser, site, "alice"), Page(browser, site, "bob")
     a.goto(path)
@@ -151,7 +147,7 @@ def test_two_browsers_on_one_row_the_second_sees_the_conflict_and_loses_nothing(
 
 
 def test_a_field_holding_markup_renders_as_text(browser: Any, site: Deployment):
-    key = _segment_key(site, COUPLE[2])
+    key = site.segment_key(COUPLE[2])
     payload = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
     api = site.client("alice")
     v = api.get(f"/api/segments/{key}/rows/6").json()["version"]
@@ -175,7 +171,7 @@ def test_a_field_holding_markup_renders_as_text(browser: Any, site: Deployment):
 
 
 def test_keyboard_shortcuts_discard_and_restore(browser: Any, site: Deployment):
-    key = _segment_key(site, COUPLE[2])
+    key = site.segment_key(COUPLE[2])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/3")

@@ -13,8 +13,18 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, CHROMIUM, COUPLE, Deployment, Page, demo_rows, make_assets, overlap_site
-from tests.review.helpers import axe_violations as _axe
+from tests.review.helpers import (
+    ARTIFACTS,
+    CHROMIUM,
+    COUPLE,
+    Deployment,
+    Page,
+    axe_violations,
+    demo_rows,
+    log_in,
+    make_assets,
+    overlap_site,
+)
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
@@ -29,21 +39,17 @@ def site(sqlite_deployment: Deployment, tmp_path_factory: pytest.TempPathFactory
     return overlap_site(sqlite_deployment, tmp_path_factory.mktemp("sample"))
 
 
-def _key(site: Deployment, sample_id: str) -> str:
-    return site.client("admin").segments()[sample_id]["id"]
-
-
 def test_every_page_passes_axe_with_zero_violations(browser: Any, site: Deployment):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     found: dict[str, list[str]] = {}
     anon = browser.new_context()
     login = anon.new_page()
     login.goto(site.server.base_url + "/login")
-    found["login"] = _axe(login)
+    found["login"] = axe_violations(login)
     anon.close()
     admin = Page(browser, site, "admin")
     independent = site.info["independent"]
-    couple = _key(site, COUPLE[0])
+    couple = site.segment_key(COUPLE[0])
     pages = {
         "dashboard (admin)": "/",
         "segment": f"/segments/{couple}",
@@ -56,19 +62,19 @@ def test_every_page_passes_axe_with_zero_violations(browser: Any, site: Deployme
     for name, path in pages.items():
         admin.goto(path)
         admin.page.wait_for_load_state("load")
-        found[name] = _axe(admin.page)
+        found[name] = axe_violations(admin.page)
     admin.close()
     alice = Page(browser, site, "alice")
-    found["dashboard (annotator)"] = _axe(alice.page)
+    found["dashboard (annotator)"] = axe_violations(alice.page)
     alice.goto(f"/ratings/{site.info['questionnaire']}/1")
-    found["questionnaire item"] = _axe(alice.page)
+    found["questionnaire item"] = axe_violations(alice.page)
     alice.close()
     bad = {k: v for k, v in found.items() if v}
     assert not bad, "\n".join(f"{k}: {line}" for k, lines in bad.items() for line in lines)
 
 
 def test_arrival_focus_hotkeys_and_ctrl_enter_moves_on(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[2])
+    key = site.segment_key(COUPLE[2])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/3")
@@ -106,7 +112,7 @@ def test_arrival_focus_hotkeys_and_ctrl_enter_moves_on(browser: Any, site: Deplo
 
 
 def test_fields_follow_the_speaker_role(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[2])
+    key = site.segment_key(COUPLE[2])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/7")
@@ -134,7 +140,7 @@ def test_fields_follow_the_speaker_role(browser: Any, site: Deployment):
 
 
 def test_the_segment_video_follows_the_row_list(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[0])
+    key = site.segment_key(COUPLE[0])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}")
@@ -156,7 +162,7 @@ def test_the_segment_video_follows_the_row_list(browser: Any, site: Deployment):
 
 
 def test_row_clip_speed_loop_padding_keys_and_more_subtitles(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[0])
+    key = site.segment_key(COUPLE[0])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/3")
@@ -192,7 +198,7 @@ def test_row_clip_speed_loop_padding_keys_and_more_subtitles(browser: Any, site:
 
 
 def test_a_time_edit_marks_the_clip_stale(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[0])
+    key = site.segment_key(COUPLE[0])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/2")
@@ -208,7 +214,7 @@ def test_a_time_edit_marks_the_clip_stale(browser: Any, site: Deployment):
 
 
 def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
-    key = _key(site, COUPLE[1])
+    key = site.segment_key(COUPLE[1])
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/8")
@@ -233,13 +239,10 @@ def test_unsaved_edits_survive_an_ended_session(browser: Any, site: Deployment):
     page.fill("#f-tone_of_voice", "typed, then the tab was closed")
     page.wait_for_timeout(400)
     page.context.clear_cookies()
-    page.close(run_before_unload=False)
-    page = p.page = p.context.new_page()
+    page = p.reopen()
     page.goto(f"{site.server.base_url}/segments/{key}/rows/8")
     page.wait_for_url("**/login**")
-    page.fill("#username", "alice")
-    page.fill("#password", "correct horse battery")
-    page.click("#login-submit")
+    log_in(page, "alice")
     page.wait_for_url(f"**/segments/{key}/rows/8")
     page.wait_for_selector("#row-form")
     assert page.locator("#f-tone_of_voice").input_value() == "typed, then the tab was closed"
@@ -296,7 +299,7 @@ def test_adjudication_with_the_clip_subtitles_a_per_item_diff_and_no_json(browse
     assert card.locator(".adj-subs .sub.current").count() == 1
     assert "/video" in page.locator("#adj-video").get_attribute("src")  # row 5 has no clip: the segment video
     p.shot("adjudicate-media.png")
-    assert not _axe(page)
+    assert not axe_violations(page)
     # "other" is a choice of the field's own kind, not JSON to type
     pattern_row.locator("select.custom-value").select_option("withdraw_withdraw")
     assert pattern_row.locator("input[value=custom]").is_checked()
@@ -342,7 +345,7 @@ def test_an_admin_sets_up_a_questionnaire_in_the_page(browser: Any, site: Deploy
     page.click("#q-submit")
     page.wait_for_selector("#questionnaires td:text('set up in the page')")
     p.shot("ratings-setup.png")
-    assert not _axe(page)
+    assert not axe_violations(page)
     p.close()
     bob = Page(browser, site, "bob")
     bob.page.click("#my-questionnaires a")

@@ -12,11 +12,11 @@ from sqlalchemy import select, text
 
 from rescue_bench.data import load_clips
 from rescue_bench.judge_ratings import RATINGS_COLUMNS, read_sample_csv
-from rescue_bench.review import access, adjudication, edits, ratings, store
+from rescue_bench.review import access, adjudication, copies, edits, ratings, store
 from rescue_bench.review.agreement import agreement_report, collect
 from rescue_bench.review.db import Database, current_revision, head_revision, upgrade
 from rescue_bench.review.errors import Conflict, Invalid, NotFound
-from rescue_bench.review.models import AuditEntry, Segment
+from rescue_bench.review.models import AuditEntry, Copy, Segment
 from rescue_bench.review.users import add_user, get_user
 from tests.review.helpers import COUPLE, DEMO, FAMILY
 
@@ -90,8 +90,8 @@ def test_overlap_gives_every_segment_k_annotators_balanced_by_rows_and_seeded(db
         ann = get_user(s, "ann")
         seg = next(x for x in segments if (x.sample_id, "ann") in set(summary.added))
         access.get_segment(s, ann, seg.key)
-        mine = access.copy_for(s, ann, seg)
-        assert mine.kind == "annotator" and mine.owner_id == ann.id
+        mine = copies.copy_for(s, ann, seg)
+        assert mine.kind == "annotator" and s.get(Copy, mine.id).owner_id == ann.id
         state = edits.read_row(s, ann, seg, 2)
         assert state.version == 0 and state.row == state.draft
     with db.write() as s:
@@ -116,7 +116,7 @@ def test_annotators_edit_their_own_copies_blind_and_the_history_is_their_own(db:
         # both saved version 1 of their own copy: no conflict between independent copies
         assert edits.read_row(s, ann, seg, 2).version == edits.read_row(s, ben, seg, 2).version == 1
         row = access.get_row(s, seg, 2)
-        mine = edits.audit_entries(s, row=row, copy_id=access.copy_id_for(s, ann, seg))
+        mine = edits.audit_entries(s, row=row, copy_id=copies.copy_for(s, ann, seg).id)
         assert {e["user"] for e in mine} == {"ann"} and B not in json.dumps(mine)
         assert {e["user"] for e in edits.audit_entries(s, row=row)} == {"ann", "ben"}
         assert not access.may_see_others(s, ann, seg) and access.may_see_others(s, admin, seg)
@@ -141,7 +141,7 @@ def test_a_review_mode_changes_only_before_work_starts(db: Database):
         access.set_mode(s, seg, "independent", by=None)
         access.assign(s, seg, get_user(s, "ben"), by=None)
         assert access.set_mode(s, seg, "shared", by=None)
-        assert access.copy_for(s, get_user(s, "ben"), seg).kind == "final"
+        assert copies.copy_for(s, get_user(s, "ben"), seg).kind == "final"
         modes = [e for e in edits.audit_entries(s, segment=seg) if e["action"] == "mode"]
         assert [(e["old"], e["new"]) for e in reversed(modes)] == [("shared", "independent"), ("independent", "shared")]
 
@@ -366,7 +366,7 @@ def test_an_admin_who_annotates_a_segment_reads_their_own_copy(db: Database):
     _save(db, "ann", COUPLE[0], 2, {"tone_of_voice": "ann's"})
     with db.read() as s:
         admin, seg = get_user(s, "admin"), _seg(s)
-        assert access.copy_for(s, admin, seg).kind == "annotator"
+        assert copies.copy_for(s, admin, seg).kind == "annotator"
         assert edits.read_row(s, admin, seg, 2).row["tone_of_voice"] == "admin as annotator"
         others = adjudication.other_copies(s, admin, seg, 2)
         assert others is not None

@@ -98,7 +98,7 @@ def start_keys(url: str) -> dict[int, tuple[str, str]]:
     from sqlalchemy import select
 
     from rescue_bench.review.db import Database
-    from rescue_bench.review.practice import PracticeStart
+    from rescue_bench.review.models import PracticeStart
 
     db = Database(url)
     with db.read() as session:
@@ -109,7 +109,7 @@ def start_keys(url: str) -> dict[int, tuple[str, str]]:
 
 def stored_start(url: str, start_id: int) -> str:
     from rescue_bench.review.db import Database
-    from rescue_bench.review.practice import PracticeStart
+    from rescue_bench.review.models import PracticeStart
 
     db = Database(url)
     with db.read() as session:

@@ -98,18 +98,18 @@ def test_play_one_short_episode_in_the_browser(browser: Any, site: Any) -> None:
 
 def test_the_practice_pages_pass_axe_with_zero_violations(browser: Any, site: Any) -> None:
     """The practice list and an episode's page are held to the same rule as every other page."""
-    from tests.review.helpers import axe_violations as _axe
+    from tests.review.helpers import axe_violations
 
     p = Page(browser, site, "alice")
     page = p.page
     p.goto("/practice")
     page.wait_for_selector("#practice-starts")
-    found = {"practice list": _axe(page)}
+    found = {"practice list": axe_violations(page)}
     page.locator("#practice-starts tbody tr button.practice-play").first.click()
     page.wait_for_selector("#transcript li")
-    found["practice episode"] = _axe(page)
+    found["practice episode"] = axe_violations(page)
     page.check("#speak-yes")
-    found["practice episode (speaking)"] = _axe(page)
+    found["practice episode (speaking)"] = axe_violations(page)
     p.shot("practice-axe-episode.png")
     p.close()
     bad = {k: v for k, v in found.items() if v}

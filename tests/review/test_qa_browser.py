@@ -10,17 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import CHROMIUM, COUPLE, FAMILY, Deployment, Page, axe_violations
+from tests.review.helpers import CHROMIUM, COUPLE, FAMILY, Deployment, Page, axe_violations, log_in
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
     pytest.mark.timeout(600),
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright (test extra) not installed")
-
-
-def _axe(page: Any) -> list[str]:
-    return axe_violations(page)
 
 
 def test_overlap_from_the_dashboard_has_scope_and_a_confirmation(browser: Any, sqlite_deployment: Deployment):
@@ -42,7 +38,7 @@ def test_overlap_from_the_dashboard_has_scope_and_a_confirmation(browser: Any, s
     assert "over 1 segment(s)" in summary, summary
     changes = page.locator("#overlap-changes li").all_inner_texts()
     assert sorted(changes) == sorted([f"{target} → carol", f"{target} → dave"]), changes
-    assert not _axe(page)  # the confirmation is as accessible as the page
+    assert not axe_violations(page)  # the confirmation is as accessible as the page
     p.shot("qa-overlap-confirm.png")
     # the preview changed nothing
     assert site.client("admin").segments() == before
@@ -86,7 +82,7 @@ def test_kept_unsaved_edits_belong_to_their_user(browser: Any, sqlite_deployment
     """An edit kept in the browser after a session ended comes back for its user only: another
     person logging in on the same browser sees the stored row, not the kept edit."""
     site = sqlite_deployment
-    key = site.client("admin").segments()[COUPLE[0]]["id"]  # assigned to alice and bob
+    key = site.segment_key(COUPLE[0])  # assigned to alice and bob
     stored = site.client("bob").get(f"/api/segments/{key}/rows/5").json()["row"].get("tone_of_voice")
     p = Page(browser, site, "alice")
     page = p.page
@@ -94,12 +90,9 @@ def test_kept_unsaved_edits_belong_to_their_user(browser: Any, sqlite_deployment
     page.fill("#f-tone_of_voice", "alice typed this, never saved")
     page.wait_for_timeout(400)
     page.context.clear_cookies()  # her session ends; the edit stays in this browser for her
-    page.close(run_before_unload=False)
-    page = p.page = p.context.new_page()
+    page = p.reopen()
     page.goto(site.server.base_url + "/login")
-    page.fill("#username", "bob")
-    page.fill("#password", "correct horse battery")
-    page.click("#login-submit")
+    log_in(page, "bob")
     page.wait_for_url(site.server.base_url + "/")
     p.goto(f"/segments/{key}/rows/5")
     page.wait_for_selector("#row-form")

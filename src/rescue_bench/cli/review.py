@@ -1,7 +1,8 @@
 """``rescue review``: the review web app's commands (init, users, import, assign, settings, serve,
 export, agreement, import-ratings, raters, export-ratings, import-practice, export-practice).
 
-A thin layer over :mod:`rescue_bench.review`. Every command takes ``--db URL`` (or the environment
+A thin layer over :mod:`rescue_bench.review.operations` (every database action of a command is a
+function there): this module parses arguments and prints. Every command takes ``--db URL`` (or the environment
 variable ``RESCUE_REVIEW_DB``): ``sqlite:///FILE`` (the default is ``rescue_review.db`` in the working
 directory) or ``postgresql://user:password@host/db``. Passwords are never flags: they come from a
 prompt or ``RESCUE_REVIEW_PASSWORD``; a database password shown in a message is masked.
@@ -12,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -31,7 +30,6 @@ users_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_excep
 app.add_typer(users_app, name="users")
 
 DB_HELP = "Database URL: sqlite:///FILE or postgresql://user:pw@host/db (env RESCUE_REVIEW_DB). Default: sqlite file rescue_review.db here."
-ASSETS_SETTING = "assets_dir"
 
 
 def _db_option() -> Any:
@@ -52,29 +50,17 @@ def _open(db_url: Optional[str], *, check: bool = True) -> Any:
 
 
 def _service(call: Any) -> Any:
-    """Run a service call; a :class:`~rescue_bench.review.errors.ReviewError` becomes one error line."""
+    """Run an operation; a refusal (:class:`~rescue_bench.review.errors.ReviewError`) or a database
+    error (one line without the statement or its parameters) becomes one error line."""
+    from rescue_bench.review.db import DatabaseError
     from rescue_bench.review.errors import ReviewError
 
     try:
         return call()
     except ReviewError as exc:
         raise fail(exc.message) from None
-
-
-@contextmanager
-def _db_errors() -> Iterator[None]:
-    """A database error as one line without the statement or its parameters (they can hold an argon2
-    hash or the annotations): the driver's own message only."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    try:
-        yield
-    except SQLAlchemyError as exc:
-        cause = getattr(exc, "orig", None) or exc
-        first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
-        if cause is exc:  # SQLAlchemy's own text may carry "[SQL: ...]" and "[parameters: ...]"
-            first = first.split("[SQL:", 1)[0].split("[parameters:", 1)[0].strip()
-        raise fail(f"the database refused: {type(cause).__name__}: {first}") from None
+    except DatabaseError as exc:
+        raise fail(str(exc)) from None
 
 
 def _password(confirm: bool = True) -> str:
@@ -96,8 +82,8 @@ def _password(confirm: bool = True) -> str:
 @command(app)
 def init(db: Optional[str] = _db_option()) -> None:
     """Create the review database, or upgrade it to this version's schema (Alembic migrations)."""
+    from rescue_bench.review import operations
     from rescue_bench.review.db import DatabaseError, private_sqlite_file, upgrade
-    from rescue_bench.review.security import ensure_secret
 
     database = _open(db, check=False)
     if private_sqlite_file(database.url):
@@ -109,8 +95,7 @@ def init(db: Optional[str] = _db_option()) -> None:
     except Exception as exc:  # noqa: BLE001 - cannot connect, permission denied: one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise fail(f"cannot initialise {database.shown_url}: {type(exc).__name__}: {first}") from None
-    with _db_errors(), database.write() as session:
-        ensure_secret(session)
+    _service(lambda: operations.ensure_secret(database))
     if before == after:
         typer.echo(f"{database.shown_url}: schema is up to date ({after})")
     else:
@@ -129,54 +114,52 @@ def users_add(
     db: Optional[str] = _db_option(),
 ) -> None:
     """Add a user; the password comes from a prompt or RESCUE_REVIEW_PASSWORD (never a flag)."""
-    from rescue_bench.review.users import add_user
+    from rescue_bench.review import operations
 
     database = _open(db)
     password = _password()
-    with _db_errors(), database.write() as session:
-        _service(lambda: add_user(session, name, password, role))
+    _service(lambda: operations.add_user(database, name, password, role))
     typer.echo(f"added {role} {name}")
 
 
 @command(users_app, "list")
 def users_list(db: Optional[str] = _db_option()) -> None:
     """List users with their role and whether they are active."""
-    from rescue_bench.review.users import list_users
+    from rescue_bench.review import operations
 
-    with _db_errors(), _open(db).read() as session:
-        for u in list_users(session):
-            typer.echo(f"{u['username']}\t{u['role']}\t{'active' if u['active'] else 'deactivated'}")
+    database = _open(db)
+    for u in _service(lambda: operations.list_users(database)):
+        typer.echo(f"{u['username']}\t{u['role']}\t{'active' if u['active'] else 'deactivated'}")
 
 
 @command(users_app, "passwd")
 def users_passwd(name: str = typer.Argument(...), db: Optional[str] = _db_option()) -> None:
     """Set a new password (prompt or RESCUE_REVIEW_PASSWORD); the user's sessions end."""
-    from rescue_bench.review.users import set_password
+    from rescue_bench.review import operations
 
     database = _open(db)
     password = _password()
-    with _db_errors(), database.write() as session:
-        _service(lambda: set_password(session, name, password))
+    _service(lambda: operations.set_password(database, name, password))
     typer.echo(f"password of {name} changed; their sessions ended")
 
 
 @command(users_app, "deactivate")
 def users_deactivate(name: str = typer.Argument(...), db: Optional[str] = _db_option()) -> None:
     """Stop a user from logging in (their work and history stay)."""
-    from rescue_bench.review.users import set_active
+    from rescue_bench.review import operations
 
-    with _db_errors(), _open(db).write() as session:
-        _service(lambda: set_active(session, name, False))
+    database = _open(db)
+    _service(lambda: operations.set_active(database, name, False))
     typer.echo(f"{name} deactivated")
 
 
 @command(users_app, "activate")
 def users_activate(name: str = typer.Argument(...), db: Optional[str] = _db_option()) -> None:
     """Let a deactivated user log in again."""
-    from rescue_bench.review.users import set_active
+    from rescue_bench.review import operations
 
-    with _db_errors(), _open(db).write() as session:
-        _service(lambda: set_active(session, name, True))
+    database = _open(db)
+    _service(lambda: operations.set_active(database, name, True))
     typer.echo(f"{name} activated")
 
 
@@ -196,11 +179,8 @@ def import_(
     lenient: bool = typer.Option(False, "--lenient", help="Let in the published release's quirks (evidence row 0, a group target beside names ...) that `rescue data validate --strict` refuses."),
 ) -> None:
     """Import clips as segments to review; the file is validated first and nothing is written on an error."""
-    from rescue_bench.review import access
+    from rescue_bench.review import operations
     from rescue_bench.review.assets import Assets
-    from rescue_bench.review.models import Segment, Setting
-    from rescue_bench.review.store import import_clips
-    from rescue_bench.review.users import get_user
 
     database = _open(db)
     if not file.is_file():
@@ -219,20 +199,11 @@ def import_(
 
         warn_stale(assets, clips, strict=strict)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    with _db_errors(), database.write() as session:
-        summary = _service(lambda: import_clips(session, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing, strict=not lenient))
-        if assign:
-            people = [_service(lambda n=n: get_user(session, n)) for n in assign]
-            from sqlalchemy import select
-
-            new_ids = [c.sample_id for c in clips if c.sample_id not in set(summary.skipped)]
-            for segment in session.scalars(select(Segment).where(Segment.sample_id.in_(new_ids))):
-                for person in people:
-                    _service(lambda s=segment, p=person: access.assign(session, s, p, by=None))
-        if assets is not None:
-            setting = session.get(Setting, ASSETS_SETTING) or Setting(key=ASSETS_SETTING, value="")
-            setting.value = str(assets.resolve())
-            session.add(setting)
+    summary = _service(
+        lambda: operations.import_clips(
+            database, clips, file_name=file.name, sha256=digest, skip_existing=skip_existing, strict=not lenient, assign=assign or (), assets=assets
+        )
+    )
     typer.echo(f"imported {summary.segments} segment(s), {summary.rows} row(s) from {file}" + (f"; skipped {len(summary.skipped)} already present" if summary.skipped else ""))
     if assets is not None:
         store = Assets(assets)
@@ -261,41 +232,22 @@ def assign(
 ) -> None:
     """Assign segments to annotators: to the given users (in each segment's review mode), or with
     --overlap K to K annotators per segment, balanced (independent copies when K > 1)."""
-    from sqlalchemy import select
-
-    from rescue_bench.review import access
-    from rescue_bench.review.models import Segment
-    from rescue_bench.review.users import get_user
+    from rescue_bench.review import operations
 
     if overlap is None and not user:
         raise fail("give --user NAME (repeatable), or --overlap K to balance K annotators per segment")
     if overlap is not None and remove:
         raise fail("--remove takes --user, not --overlap")
-    with _db_errors(), _open(db).write() as session:
-        people = [_service(lambda n=n: get_user(session, n)) for n in user or []]
-        query = select(Segment).order_by(Segment.position)
-        if segment:
-            query = query.where(Segment.sample_id.in_(segment))
-        found = session.scalars(query).all()
-        missing = sorted(set(segment or []) - {s.sample_id for s in found})
-        if missing:
-            raise fail(f"no such segment: {missing[0]}" + (f" (+{len(missing) - 1} more)" if len(missing) > 1 else ""))
-        if overlap is not None:
-            chosen = [s for s in found if s.status == "open"] if not segment else list(found)
-            summary = _service(lambda: access.assign_overlap(session, overlap, seed=seed, annotators=people or None, segments=chosen))
-        else:
-            changed = 0
-            op = access.unassign if remove else access.assign
-            for seg in found:
-                for person in people:
-                    changed += bool(_service(lambda s=seg, p=person: op(session, s, p, by=None)))
+    database = _open(db)
     if overlap is None:
+        changed = _service(lambda: operations.assign_users(database, user or [], segment, remove=remove))
         names = ", ".join(user or [])
-        if len(people) == 1:
+        if len(user or []) == 1:
             typer.echo(f"{'unassigned' if remove else 'assigned'} {changed} segment(s) {'from' if remove else 'to'} {names}")
         else:
             typer.echo(f"{'removed' if remove else 'made'} {changed} assignment(s) {'of' if remove else 'for'} {names}")
         return
+    summary = _service(lambda: operations.assign_overlap(database, overlap, seed=seed, usernames=user or [], sample_ids=segment))
     typer.echo(f"overlap {summary.k}: {len(summary.added)} assignment(s) made over {summary.segments} segment(s); {len(summary.switched)} switched to independent copies")
     for sample_id in summary.skipped:
         typer.echo(f"skipped {sample_id}: saved work in its shared copy (independent copies must start from the draft)", err=True)
@@ -310,12 +262,10 @@ def settings(
     db: Optional[str] = _db_option(),
 ) -> None:
     """Show or change the review database's settings."""
-    from rescue_bench.review import access
+    from rescue_bench.review import operations
 
-    with _db_errors(), _open(db).write() as session:
-        if reveal is not None:
-            _service(lambda: access.set_reveal_rule(session, reveal, by=None))
-        typer.echo(f"reveal: {access.reveal_rule(session)}")
+    database = _open(db)
+    typer.echo(f"reveal: {_service(lambda: operations.reveal_rule(database, reveal))}")
 
 
 @command(app)
@@ -330,27 +280,24 @@ def export(
     the draft; prints how many rows were reviewed, saved but not reviewed, untouched, and the discarded segments."""
     from rescue_bench.data.load import iter_jsonl_lines
     from rescue_bench.fileio import atomic_open
-    from rescue_bench.review.store import ExportCounts, audit_export, export_clips, strict_problems
-    from rescue_bench.review.users import get_user
+    from rescue_bench.review import operations
+    from rescue_bench.review.store import ExportCounts, strict_problems
 
     database = _open(db)
     counts = ExportCounts()
-    with _db_errors(), database.read() as session:
-        person = _service(lambda: get_user(session, annotator)) if annotator else None
-        clips = list(export_clips(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved, counts=counts))
-        lines = (line + "\n" for line in iter_jsonl_lines(clips))
-        if str(out) == "-":
-            for line in lines:
-                sys.stdout.write(line)
-        else:
-            try:
-                with atomic_open(out) as handle:
-                    for line in lines:
-                        handle.write(line)
-            except OSError as exc:
-                raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
-    with _db_errors(), database.write() as session:
-        audit_export(session, user_id=None, clips=counts.clips, include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
+    clips = _service(lambda: operations.export_clips(database, annotator=annotator, include_discarded=include_discarded, include_saved=include_saved, counts=counts))
+    lines = (line + "\n" for line in iter_jsonl_lines(clips))
+    if str(out) == "-":
+        for line in lines:
+            sys.stdout.write(line)
+    else:
+        try:
+            with atomic_open(out) as handle:
+                for line in lines:
+                    handle.write(line)
+        except OSError as exc:
+            raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    _service(lambda: operations.audit_export(database, clips=counts.clips, include_discarded=include_discarded, include_saved=include_saved, annotator=annotator))
     typer.echo(f"wrote {counts.summary()} to {out}", err=True)
     problems = strict_problems(clips, file_name=str(out))
     if problems:
@@ -387,10 +334,11 @@ def agreement(
 
     from rich.table import Table
 
-    from rescue_bench.review.agreement import database_report
+    from rescue_bench.review import operations
+    from rescue_bench.review.agreement import ALL
 
-    with _db_errors(), _open(db).read() as session:
-        report = database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore)
+    database = _open(db)
+    report = _service(lambda: operations.agreement_report(database, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore))
     if json_out:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -404,7 +352,7 @@ def agreement(
     console.print("Intervals from fewer than 10 segments are rough; a scope with one segment has none (--json lists every note).")
     scopes = list(dict.fromkeys(f["scope"] for f in report["fields"]))
     for scope in scopes:
-        table = Table(title=f"Agreement per field: {scope if scope != 'all' else 'all segments'}")
+        table = Table(title=f"Agreement per field: {scope if scope != ALL else 'all segments'}")
         for col in ("field", "level", "units", "segments", "alpha [CI]", "Cohen kappa [CI]", "Fleiss kappa [CI]"):
             table.add_column(col, justify="left" if col in ("field", "level") else "right")
         for f in (x for x in report["fields"] if x["scope"] == scope):
@@ -424,7 +372,7 @@ def agreement(
     table = Table(title="Draft vs human: share of reviewed rows where the reviewer changed the field (all segments)")
     for col in ("field", "reviewed rows", "changed", "rate"):
         table.add_column(col, justify="left" if col == "field" else "right")
-    for c in sorted((c for c in report["changes"] if c["scope"] == "all" and c["rows"]), key=lambda c: -(c["rate"] or 0)):
+    for c in sorted((c for c in report["changes"] if c["scope"] == ALL and c["rows"]), key=lambda c: -(c["rate"] or 0)):
         table.add_row(c["field"], str(c["rows"]), str(c["changed"]), _fmt(c["rate"], percent=True))
     console.print(table)
 
@@ -443,18 +391,15 @@ def import_ratings(
 ) -> None:
     """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the model's name."""
     from rescue_bench.judge_ratings import read_sample_csv
-    from rescue_bench.review import ratings
-    from rescue_bench.review.users import get_user
+    from rescue_bench.labels import JUDGED_TASKS
+    from rescue_bench.review import operations
 
     database = _open(db)
     items = read_sample_csv(sample)  # a bad line: one error naming file and line, nothing imported
     digest = hashlib.sha256(sample.read_bytes()).hexdigest()
-    with _db_errors(), database.write() as session:
-        people = [_service(lambda n=n: get_user(session, n)) for n in rater or []]
-        rating_set = _service(lambda: ratings.import_ratings(session, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=people))
-        key, title = rating_set.key, ratings.title(rating_set)
-    by_task = {t: sum(i["task"] == t for i in items) for t in ("er", "vp")}
-    typer.echo(f"imported {len(items)} item(s) (ER {by_task['er']}, VP {by_task['vp']}) as {title} ({name or sample.name}), rated by {', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'}; raters open /ratings/{key}")
+    key, title = _service(lambda: operations.import_ratings(database, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=rater or []))
+    by_task = ", ".join(f"{t.upper()} {sum(i['task'] == t for i in items)}" for t in JUDGED_TASKS)
+    typer.echo(f"imported {len(items)} item(s) ({by_task}) as {title} ({name or sample.name}), rated by {', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'}; raters open /ratings/{key}")
 
 
 @command(app)
@@ -465,20 +410,11 @@ def raters(
     db: Optional[str] = _db_option(),
 ) -> None:
     """List, add or remove the raters of a questionnaire."""
-    from sqlalchemy import select
+    from rescue_bench.review import operations
 
-    from rescue_bench.review import ratings
-    from rescue_bench.review.models import RatingRater, User
-    from rescue_bench.review.users import get_user
-
-    with _db_errors(), _open(db).write() as session:
-        rating_set = _service(lambda: ratings.find_set(session, questionnaire))
-        for n in add or []:
-            _service(lambda n=n: ratings.add_rater(session, rating_set, get_user(session, n), by=None))
-        for n in remove or []:
-            _service(lambda n=n: ratings.remove_rater(session, rating_set, get_user(session, n), by=None))
-        names = session.scalars(select(User.username).join(RatingRater, RatingRater.user_id == User.id).where(RatingRater.set_id == rating_set.id).order_by(User.username)).all()
-    typer.echo(f"{rating_set.name}: " + (", ".join(names) or "no raters"))
+    database = _open(db)
+    set_name, names = _service(lambda: operations.change_raters(database, questionnaire, add=add or [], remove=remove or []))
+    typer.echo(f"{set_name}: " + (", ".join(names) or "no raters"))
 
 
 @command(app, "export-ratings")
@@ -491,24 +427,11 @@ def export_ratings(
     import csv
     import io
 
-    from sqlalchemy import func, select
-
     from rescue_bench.judge_ratings import RATINGS_COLUMNS
-    from rescue_bench.review import ratings
-    from rescue_bench.review.models import RatingSet
+    from rescue_bench.review import operations
 
-    with _db_errors(), _open(db).read() as session:
-        if questionnaire:
-            rating_set = _service(lambda: ratings.find_set(session, questionnaire))
-        else:
-            count = session.scalar(select(func.count(RatingSet.id))) or 0
-            if count == 0:
-                raise fail("no questionnaire in this database: import one with `rescue review import-ratings SAMPLE.csv`")
-            if count > 1:
-                names = ", ".join(session.scalars(select(RatingSet.name).order_by(RatingSet.id)))
-                raise fail(f"{count} questionnaires ({names}): choose one with --set NAME (each is scored against its own run)")
-            rating_set = session.scalars(select(RatingSet)).one()
-        rows = ratings.export_rows(session, rating_set)
+    database = _open(db)
+    rows = _service(lambda: operations.rating_rows(database, questionnaire))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(RATINGS_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -539,11 +462,11 @@ def import_practice(
     lam: float = typer.Option(1.0, "--lambda", min=0.0, help="Weight of the most distressed client's distress in J."),
 ) -> None:
     """Add episode starts to the practice page's catalogue (role cards and states stay on the server)."""
-    from rescue_bench.review import practice
+    from rescue_bench.review import operations, practice
 
     clips = load_data(data)
-    with _open(db).write() as session:
-        added, kept = _service(lambda: practice.import_starts(session, clips, practice.practice_options(horizon=horizon, per_clip=per_clip, gamma=gamma, lam=lam)))
+    database = _open(db)
+    added, kept = _service(lambda: operations.import_practice(database, clips, practice.practice_options(horizon=horizon, per_clip=per_clip, gamma=gamma, lam=lam)))
     typer.echo(f"added {added} practice start(s) from {len(clips)} clip(s){f'; {kept} already there, kept as they were' if kept else ''}; people play them at /practice")
 
 
@@ -555,18 +478,17 @@ def export_practice(
 ) -> None:
     """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`."""
     from rescue_bench.engine.outputs import versions
-    from rescue_bench.review import practice
+    from rescue_bench.review import operations, practice
 
-    with _open(db).read() as session:
-        by_user = practice.finished_records(session, user)
+    database = _open(db)
+    by_user = operations.finished_practice(database, user)
     if not by_user:
         raise fail(f"no finished practice episode{f' of {user}' if user else ''} in this database")
     for name, records in by_user.items():
         folder = out if user or len(by_user) == 1 else out / name
         _service(lambda folder=folder, name=name, records=records: practice.write_run(folder, name, records, versions=versions()))
         typer.echo(f"wrote {len(records)} episode(s) of {practice.agent_name(name)} to {folder}")
-    with _open(db).write() as session:
-        practice.audit_export(session, by_user)
+    operations.audit_practice_export(database, by_user)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -599,10 +521,10 @@ def serve(
 
     import uvicorn
 
+    from rescue_bench.review import operations
     from rescue_bench.review.config import LOOPBACK_HOSTS, ReviewConfig
     from rescue_bench.review.db import ENV_DB_PASSWORD, ENV_DB_PASSWORD_FILE, is_sqlite, without_password
     from rescue_bench.review.limits import MAX_BODY_BYTES, MAX_FIELD_CHARS
-    from rescue_bench.review.models import Setting
     from rescue_bench.review.security import ThrottlePolicy
 
     if db_password_file is not None:
@@ -611,9 +533,7 @@ def serve(
         os.environ[ENV_DB_PASSWORD_FILE] = str(db_password_file.resolve())
     database = _open(db)
     if assets is None:
-        with _db_errors(), database.read() as session:
-            stored = session.get(Setting, ASSETS_SETTING)
-        assets = Path(stored.value) if stored else None
+        assets = _service(lambda: operations.assets_folder(database))
     if assets is not None and not assets.is_dir():
         raise fail(f"assets folder {assets} does not exist")
     if workers > 1 and is_sqlite(database.url):

@@ -190,6 +190,9 @@ VP_RUBRIC = (
     "2 = mostly wrong, a little overlap; 1 = wrong people or opposite stance."
 )
 
+JUDGE_RUBRICS: dict[TaskName, str] = {"er": ER_RUBRIC, "vp": VP_RUBRIC}
+"""The 1-5 default rubric of each judged task (``labels.JUDGED_TASKS``), as the judge model is given it."""
+
 VP_RUBRIC_AUTHORS = (
     f"Score two parts and add them: target correctness {TARGET_SCALE} ({TARGET_SCALE.hi} = exactly the reference "
     f"targets, 1 = partly, {TARGET_SCALE.lo} = none) and viewpoint correctness {VIEWPOINT_SCALE} "

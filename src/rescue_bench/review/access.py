@@ -1,7 +1,8 @@
-"""Who may see and edit what: assignments, review modes, overlap, the copy a user edits.
+"""Who may see and edit what: assignments, review modes, overlap, the reveal rule.
 
 Admins see and edit every segment (the final copy). Annotators see only the segments assigned to
-them and edit the copy their assignment names. A segment a user may not see answers "not found",
+them and edit the copy their assignment names (the rule and its forms:
+:mod:`rescue_bench.review.copies`). A segment a user may not see answers "not found",
 the same as one that does not exist.
 
 Review modes: in ``shared`` mode (the default) every assignee edits the segment's final copy,
@@ -19,9 +20,10 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Select, bindparam, delete, func, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy.orm import Session
 
+from rescue_bench.review.copies import CopyRef, own_copy, segment_and_copy
 from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import (
     FINAL_LABEL,
@@ -44,22 +46,6 @@ REVEAL_CHOICES: tuple[str, ...] = ("adjudicated", "never", "always")
 once the segment is adjudicated (default), never, or always (no longer blind)."""
 DEFAULT_REVEAL = "adjudicated"
 
-_FINAL = aliased(Copy, name="final_copy")
-"""Built once: constructing an alias per query costs more than the query (SQLAlchemy adapts every column)."""
-
-
-_ASSIGNED = aliased(Copy, name="assigned_copy")
-
-_SEGMENT = (
-    select(Segment, Assignment.copy_id, _FINAL.id, _ASSIGNED.status, _FINAL.status)
-    .outerjoin(Assignment, (Assignment.segment_id == Segment.id) & (Assignment.user_id == bindparam("user_id")))
-    .outerjoin(_ASSIGNED, _ASSIGNED.id == Assignment.copy_id)
-    .join(_FINAL, (_FINAL.segment_id == Segment.id) & (_FINAL.label == FINAL_LABEL))
-    .where(Segment.key == bindparam("key"))
-)
-"""Built once with bound parameters (building a select per request costs more than running it)."""
-
-
 def visible_segments(user: User) -> Select[Segment]:
     """A query of the segments ``user`` may see, in import order."""
     query = select(Segment).order_by(Segment.position)
@@ -69,34 +55,49 @@ def visible_segments(user: User) -> Select[Segment]:
 
 
 def get_segment(session: Session, user: User, key: str) -> Segment:
-    """The segment with opaque id ``key`` if ``user`` may see it; :class:`NotFound` otherwise.
-
-    One query finds the segment, the user's assignment and the final copy, and remembers which copy
-    the user edits for :func:`copy_for` and that copy's status for :func:`known_copy_status` (per
-    session), so a row read or save costs few round trips.
-    """
-    found = session.execute(_SEGMENT, {"user_id": user.id, "key": key}).first()
-    if found is None:
-        raise NotFound("no such segment")
-    segment, assigned_copy, final_id, assigned_status, final_status = found
-    if assigned_copy is None and not user.is_admin:
-        raise NotFound("no such segment")
-    copy_id = assigned_copy or final_id
-    session.info.setdefault("copy_for", {})[(user.id, segment.id)] = copy_id
-    session.info.setdefault("copy_status", {})[copy_id] = assigned_status if assigned_copy else final_status
-    return segment
+    """The segment with opaque id ``key`` if ``user`` may see it; :class:`NotFound` otherwise."""
+    return segment_and_copy(session, user, key)[0]
 
 
-def known_copy_status(session: Session, copy_id: int) -> str | None:
-    """The status of copy ``copy_id`` as :func:`get_segment` read it in this session, else ``None``
-    (then ask the database). :func:`forget_copy_status` drops it when a copy's status changes."""
-    found: str | None = session.info.get("copy_status", {}).get(copy_id)
+def get_segment_and_copy(session: Session, user: User, key: str) -> tuple[Segment, CopyRef]:
+    """:func:`get_segment` and the copy ``user`` edits (:mod:`rescue_bench.review.copies`), in one query."""
+    return segment_and_copy(session, user, key)
+
+
+def users_named(session: Session, usernames: list[str], *, field: str) -> list[User]:
+    """The users of ``usernames`` (exact spelling); :class:`Invalid` naming ``field`` and every missing one."""
+    people = list(session.scalars(select(User).where(User.username.in_(usernames))))
+    missing = sorted(set(usernames) - {u.username for u in people})
+    if missing:
+        raise Invalid(f"no such user: {', '.join(missing)}", field)
+    return people
+
+
+def active_users_named(session: Session, usernames: list[str], *, field: str) -> list[User]:
+    """The active users of ``usernames``; :class:`Invalid` naming ``field`` and every one missing or deactivated."""
+    people = list(session.scalars(select(User).where(User.username.in_(usernames), User.active.is_(True))))
+    missing = sorted(set(usernames) - {p.username for p in people})
+    if missing:
+        raise Invalid(f"no such active user: {', '.join(missing)}", field)
+    return people
+
+
+def segments_by_sample_id(session: Session, sample_ids: list[str] | None) -> tuple[list[Segment], list[str]]:
+    """The segments of ``sample_ids`` (every segment when ``None``) in import order, and the sample
+    ids of none, sorted (each caller words the refusal its own way)."""
+    query = select(Segment).order_by(Segment.position)
+    if sample_ids is not None:
+        query = query.where(Segment.sample_id.in_(sample_ids))
+    found = list(session.scalars(query).all())
+    return found, sorted(set(sample_ids or []) - {s.sample_id for s in found})
+
+
+def segments_named(session: Session, sample_ids: list[str], *, field: str) -> list[Segment]:
+    """:func:`segments_by_sample_id`, with :class:`Invalid` naming ``field`` and every missing one."""
+    found, missing = segments_by_sample_id(session, sample_ids)
+    if missing:
+        raise Invalid(f"no such segment: {', '.join(missing)}", field)
     return found
-
-
-def forget_copy_status(session: Session) -> None:
-    """Drop the copy statuses :func:`get_segment` remembered (after a discard or restore)."""
-    session.info.pop("copy_status", None)
 
 
 def get_row(session: Session, segment: Segment, position: int) -> SegmentRow:
@@ -112,42 +113,14 @@ def final_copy(session: Session, segment: Segment) -> Copy:
     return session.scalars(select(Copy).where(Copy.segment_id == segment.id, Copy.label == FINAL_LABEL)).one()
 
 
-def copy_id_for(session: Session, user: User, segment: Segment) -> int:
-    """The id of the copy ``user`` reads and edits (see :func:`copy_for`)."""
-    known = session.info.get("copy_for", {}).get((user.id, segment.id))
-    return known if known is not None else copy_for(session, user, segment).id
-
-
-def copy_for(session: Session, user: User, segment: Segment) -> Copy:
-    """The copy ``user`` reads and edits: the one their assignment names, else (admins) the final copy."""
-    assignment = session.scalars(
-        select(Assignment).where(Assignment.segment_id == segment.id, Assignment.user_id == user.id)
-    ).first()
-    if assignment is not None:
-        copy = session.get(Copy, assignment.copy_id)
-        assert copy is not None
-        return copy
-    if user.is_admin:
-        return final_copy(session, segment)
-    raise NotFound("no such segment")
-
-
-def own_copy(session: Session, user: User, segment: Segment) -> Copy | None:
-    """The annotator copy ``user`` edits in an independent segment, else ``None`` (shared mode, admins
-    on the final copy): the copy whose status is theirs alone."""
-    if segment.review_mode != "independent":
-        return None
-    copy = session.get(Copy, copy_id_for(session, user, segment))
-    return copy if copy is not None and copy.kind == "annotator" else None
-
-
-def status_for(session: Session, user: User, segment: Segment) -> tuple[str, str | None]:
+def status_for(session: Session, user: User, segment: Segment, copy: CopyRef | None = None) -> tuple[str, str | None]:
     """``(status, reason)`` of ``segment`` as ``user`` sees it: the segment's when it is discarded
     (by an admin, or in shared mode), else their own copy's in independent mode (another annotator's
-    discard is never shown to them)."""
+    discard is never shown to them). ``copy``: the one :func:`get_segment_and_copy` gave, if the
+    caller has it."""
     if segment.status == "discarded":
         return segment.status, segment.status_reason
-    copy = own_copy(session, user, segment)
+    copy = own_copy(session, user, segment, copy)
     if copy is not None:
         return copy.status, copy.status_reason
     return segment.status, segment.status_reason

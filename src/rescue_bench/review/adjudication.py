@@ -284,14 +284,16 @@ def other_copies(session: Session, user: User, segment: Segment, position: int) 
     (:func:`~rescue_bench.review.access.may_see_others`) or the segment has a single copy; else the
     other annotators' values and the final one, and the fields where any of them differs from the
     copy ``user`` is looking at."""
-    from rescue_bench.review.access import copy_for, may_see_others
+    from rescue_bench.review.access import may_see_others
+    from rescue_bench.review.copies import copy_for
     from rescue_bench.review.edits import read_row
 
     if segment.review_mode != "independent" or not may_see_others(session, user, segment):
         return None
     item = compare_row(session, segment, position)
-    mine = read_row(session, user, segment, position).row
-    reads_final = copy_for(session, user, segment).kind == "final"  # admins, unless they annotate it themselves
+    copy = copy_for(session, user, segment)
+    mine = read_row(session, user, segment, position, copy=copy).row
+    reads_final = copy.kind == "final"  # admins, unless they annotate it themselves
     copies: list[dict[str, Any]] = [
         {"name": c.annotator, "reviewed": c.reviewed, "row": c.row} for c in item.copies if reads_final or c.annotator != user.username
     ]

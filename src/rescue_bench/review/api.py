@@ -5,15 +5,24 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
-from rescue_bench.review import access, edits, progress, store, users
+from rescue_bench.review import access, copies, edits, progress, store, users
 from rescue_bench.review.assets import clip_stale
-from rescue_bench.review.context import State, state
-from rescue_bench.review.errors import Forbidden
+from rescue_bench.review.deps import (
+    AdminReader,
+    AdminWriter,
+    AppState,
+    Reader,
+    ReadSession,
+    State,
+    Writer,
+    WriteSession,
+    require_admin,
+)
+from rescue_bench.review.errors import WrongCredentials
 from rescue_bench.review.limits import MAX_DB_INT
-from rescue_bench.review.models import AuditEntry, User, utcnow
 from rescue_bench.review.security import verify_password
 
 API_DESCRIPTION = """
@@ -33,10 +42,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 RowIndex = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="the row's 1-based position")]
 """A row number of a URL: past what a database integer holds is 422, never a 500."""
 
-
-def require_admin(user: User) -> None:
-    if not user.is_admin:
-        raise Forbidden("admins only")
+__all__ = ["RowIndex", "RowOut", "require_admin", "router"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -53,6 +59,12 @@ class LoginOut(BaseModel):
     csrf_token: str
     username: str
     role: str
+
+
+class MeOut(BaseModel):
+    username: str
+    role: str
+    csrf_token: str | None
 
 
 class SegmentOut(BaseModel):
@@ -72,7 +84,46 @@ class SegmentOut(BaseModel):
     ready_to_adjudicate: bool = Field(False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
 
 
-class RowOut(BaseModel):
+class RowSummaryOut(BaseModel):
+    """A row in a segment's list. Values taken from the row are passed through as stored (``Any``:
+    a time of ``3`` stays ``3``, never ``3.0``)."""
+
+    row_index: int
+    speaker: Any
+    target: Any
+    start_time: Any
+    end_time: Any
+    duration: float | None
+    status: str
+    edited: bool
+    reviewed: bool
+    version: int
+
+
+class CommentOut(BaseModel):
+    id: int
+    user: str
+    at: str
+    row: int | None
+    text: str
+
+
+class SegmentDetailOut(BaseModel):
+    id: str
+    segment_id: str
+    scenario: str
+    participants: list[str]
+    status: str = Field(description="as you see it: your own copy's in independent mode, unless an admin discarded the segment")
+    status_reason: str | None
+    mode: str
+    rows: list[RowSummaryOut]
+    comments: list[CommentOut]
+    assignees: list[str] | None = Field(description="admins only")
+
+
+class RowStateOut(BaseModel):
+    """A row as one copy holds it (:meth:`rescue_bench.review.edits.RowState.to_api`)."""
+
     row: dict[str, Any] = Field(description="the row as your copy holds it now (release format)")
     draft: dict[str, Any] = Field(description="the imported draft, never changed")
     version: int
@@ -83,11 +134,51 @@ class RowOut(BaseModel):
     updated_at: str | None
     reviewed_by: str | None
     segment_status: str
+
+
+class RowOut(RowStateOut):
     clip_stale: bool = Field(False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
 
 
-class ConflictOut(RowOut):
+class ConflictOut(RowStateOut):
     detail: str
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: str
+    user: str | None
+    action: str
+    segment: str | None
+    row: int | None
+    field: str | None
+    old: Any
+    new: Any
+    old_absent: bool
+    new_absent: bool
+    version: int | None
+    note: str | None
+
+
+class StatusOut(BaseModel):
+    status: str
+    status_reason: str | None
+
+
+class AssigneesOut(BaseModel):
+    assignees: list[str]
+
+
+class ProgressOut(BaseModel):
+    totals: dict[str, int]
+    annotators: list[dict[str, Any]] | None = Field(None, description="admins only (absent otherwise)")
+
+
+class UserOut(BaseModel):
+    username: str
+    role: str
+    active: bool
+    created_at: str
 
 
 class SaveIn(BaseModel):
@@ -114,12 +205,11 @@ class AssigneesIn(BaseModel):
 # ------------------------------------------------------------------------------------------------
 
 
-@router.post("/login", response_model=LoginOut, responses={401: {"description": "wrong credentials"}, 429: {"description": "too many failed logins (Retry-After)"}})
-def login(body: LoginIn, request: Request) -> Response:
-    st: State = state(request)
+@router.post("/login", responses={401: {"description": "wrong credentials"}, 429: {"description": "too many failed logins (Retry-After)"}})
+def login(body: LoginIn, request: Request, response: Response, st: AppState) -> LoginOut:
     client_ip = request.client.host if request.client else None
-    # three steps: count the attempt in advance under the throttle rows' lock (short), check the
-    # password with no lock held (argon2 is the slow part), then record the outcome
+    # three transactions of its own: count the attempt in advance under the throttle rows' lock
+    # (short), check the password with no lock held (argon2 is the slow part), record the outcome
     with st.db.write() as session:
         attempt = users.begin_login(session, body.username, client_ip=client_ip, policy=st.config.throttle)
     ok = verify_password(attempt.password_hash, body.password)
@@ -127,31 +217,26 @@ def login(body: LoginIn, request: Request) -> Response:
         user = users.finish_login(session, attempt, ok, policy=st.config.throttle)
         if user is None:
             session.commit()  # the failure's audit entry must stay
-            return JSONResponse({"detail": "wrong user name or password"}, status_code=401)
+            raise WrongCredentials("wrong user name or password")
         token, data = st.signer.issue(user.id, user.auth_epoch)
-        out = {"csrf_token": data.csrf, "username": user.username, "role": user.role}
-    response = JSONResponse(out)
+        out = LoginOut(csrf_token=data.csrf, username=user.username, role=user.role)
     st.set_cookie(response, token)
-    return response
+    return out
 
 
-@router.post("/logout", status_code=204)
-def logout(request: Request) -> Response:
-    st = state(request)
-    with st.db.write() as session:
-        user = st.auth(session, request)
-        users.end_sessions(session, user.id)
-        session.add(AuditEntry(at=utcnow(), user_id=user.id, action="logout", note=request.client.host if request.client else None))
+@router.post("/logout", status_code=204, response_class=Response)
+def logout(request: Request, st: AppState, session: WriteSession, user: Writer) -> Response:
+    users.end_sessions(session, user.id)
+    users.audit_logout(session, user, client_ip=request.client.host if request.client else None)
     response = Response(status_code=204)
     st.clear_cookie(response)
     return response
 
 
 @router.get("/me")
-def me(request: Request) -> dict[str, Any]:
-    user = state(request).user(request)
-    data = state(request).session_data(request)
-    return {"username": user.username, "role": user.role, "csrf_token": data.csrf if data else None}
+def me(request: Request, st: AppState, user: Reader) -> MeOut:
+    data = st.session_data(request)
+    return MeOut(username=user.username, role=user.role, csrf_token=data.csrf if data else None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -159,86 +244,80 @@ def me(request: Request) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
-@router.get("/segments", response_model=list[SegmentOut])
-def list_segments(request: Request) -> Response:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        return JSONResponse(progress.segment_list(session, user))
+@router.get("/segments")
+def list_segments(session: ReadSession, user: Reader) -> list[SegmentOut]:
+    return [SegmentOut(**s) for s in progress.segment_list(session, user)]
 
 
-def _row_summary(r: edits.RowState) -> dict[str, Any]:
+def _row_summary(r: edits.RowState) -> RowSummaryOut:
     row = r.row
     start, end = row.get("start_time"), row.get("end_time")
     duration = round(float(end) - float(start), 2) if isinstance(start, (int, float)) and isinstance(end, (int, float)) else None
-    return {
-        "row_index": r.position,
-        "speaker": row.get("primary_speaker"),
-        "target": row.get("target"),
-        "start_time": start,
-        "end_time": end,
-        "duration": duration,
-        "status": r.status,
-        "edited": r.edited,
-        "reviewed": r.reviewed,
-        "version": r.version,
-    }
+    return RowSummaryOut(
+        row_index=r.position,
+        speaker=row.get("primary_speaker"),
+        target=row.get("target"),
+        start_time=start,
+        end_time=end,
+        duration=duration,
+        status=r.status,
+        edited=r.edited,
+        reviewed=r.reviewed,
+        version=r.version,
+    )
 
 
 @router.get("/segments/{segment}")
-def get_segment(segment: str, request: Request) -> dict[str, Any]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        status, reason = access.status_for(session, user, seg)
-        return {
-            "id": seg.key,
-            "segment_id": seg.sample_id,
-            "scenario": seg.scenario,
-            "participants": seg.participants,
-            "status": status,
-            "status_reason": reason,
-            "mode": seg.review_mode,
-            "rows": [_row_summary(r) for r in edits.segment_rows(session, user, seg)],
-            "comments": edits.comments(session, seg, viewer=user),
-            "assignees": access.assignees(session, seg) if user.is_admin else None,
-        }
+def get_segment(segment: str, session: ReadSession, user: Reader) -> SegmentDetailOut:
+    seg, copy = access.get_segment_and_copy(session, user, segment)
+    status, reason = access.status_for(session, user, seg, copy)
+    return SegmentDetailOut(
+        id=seg.key,
+        segment_id=seg.sample_id,
+        scenario=seg.scenario,
+        participants=seg.participants,
+        status=status,
+        status_reason=reason,
+        mode=seg.review_mode,
+        rows=[_row_summary(r) for r in edits.segment_rows(session, user, seg, copy=copy)],
+        comments=[CommentOut(**c) for c in edits.comments(session, seg, viewer=user)],
+        assignees=access.assignees(session, seg) if user.is_admin else None,
+    )
 
 
-@router.get("/segments/{segment}/rows/{row_index}", response_model=RowOut)
-def get_row(segment: str, row_index: RowIndex, request: Request) -> Response:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        out = row_out(state(request), seg.sample_id, edits.read_row(session, user, seg, row_index))
-        out["segment_status"] = access.status_for(session, user, seg)[0]
-        return JSONResponse(out)
+@router.get("/segments/{segment}/rows/{row_index}")
+def get_row(segment: str, row_index: RowIndex, st: AppState, session: ReadSession, user: Reader) -> RowOut:
+    seg, copy = access.get_segment_and_copy(session, user, segment)
+    out = row_out(st, seg.sample_id, edits.read_row(session, user, seg, row_index, copy=copy))
+    out.segment_status = access.status_for(session, user, seg, copy)[0]
+    return out
 
 
-def row_out(st: State, sample_id: str, r: edits.RowState) -> dict[str, Any]:
+def row_out(st: State, sample_id: str, r: edits.RowState) -> RowOut:
     """A row as the API answers it: :meth:`~rescue_bench.review.edits.RowState.to_api` and whether its clip is stale."""
-    return {**r.to_api(), "clip_stale": clip_stale(st.assets, sample_id, r.position, r.row, r.draft)}
+    return RowOut(**r.to_api(), clip_stale=clip_stale(st.assets, sample_id, r.position, r.row, r.draft))
 
 
 @router.put(
     "/segments/{segment}/rows/{row_index}",
-    response_model=RowOut,
     responses={409: {"model": ConflictOut, "description": "stale version: nothing applied; the current row is returned"}, 422: {"description": "a value the release format refuses"}, 423: {"description": "segment discarded"}},
 )
-def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request) -> Response:
-    st = state(request)
+def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request, st: AppState) -> RowOut:
+    # This handler opens its own transactions (the one that does): how a save is split depends on
+    # the backend, known only at run time.
     try:
         if st.db.single_writer:
             # SQLite: worked out in a read transaction; the write transaction (which every other
             # writer queues for) only checks the version and writes
             with st.db.read() as session:
                 user = st.auth(session, request)
-                seg = access.get_segment(session, user, segment)
+                seg, copy = access.get_segment_and_copy(session, user, segment)
                 sample_id = seg.sample_id
                 plan = edits.prepare_save(
-                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
+                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars, copy=copy
                 )
             if isinstance(plan, edits.RowState):
-                return JSONResponse(row_out(st, sample_id, plan))
+                return row_out(st, sample_id, plan)
             with st.db.write() as session:
                 result = edits.apply_save(session, plan)
         else:
@@ -246,10 +325,10 @@ def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request) 
             # connection (one checkout and one commit fewer; the conditional UPDATE is the same check)
             with st.db.write() as session:
                 user = st.auth(session, request)
-                seg = access.get_segment(session, user, segment)
+                seg, copy = access.get_segment_and_copy(session, user, segment)
                 sample_id = seg.sample_id
                 plan = edits.prepare_save(
-                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars
+                    session, user, seg, row_index, version=body.version, fields=body.fields, reviewed=body.reviewed, max_chars=st.config.max_field_chars, copy=copy
                 )
                 result = plan if isinstance(plan, edits.RowState) else edits.apply_save(session, plan)
     except edits.StaleWrite:
@@ -257,60 +336,47 @@ def save_row(segment: str, row_index: RowIndex, body: SaveIn, request: Request) 
             user = st.auth(session, request)
             seg = access.get_segment(session, user, segment)
             raise edits.stale_error(session, user, seg, row_index) from None
-    return JSONResponse(row_out(st, sample_id, result))
+    return row_out(st, sample_id, result)
 
 
 @router.get("/segments/{segment}/rows/{row_index}/audit")
-def row_audit(segment: str, row_index: RowIndex, request: Request) -> list[dict[str, Any]]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        editing = access.copy_for(session, user, seg)
-        own_copy = editing.id if seg.review_mode == "independent" and editing.kind != "final" else None
-        return edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own_copy)
+def row_audit(segment: str, row_index: RowIndex, session: ReadSession, user: Reader) -> list[AuditOut]:
+    seg = access.get_segment(session, user, segment)
+    own = copies.own_copy(session, user, seg)  # an annotator of an independent segment: their copy's history only
+    found = edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own.id if own else None)
+    return [AuditOut(**e) for e in found]
 
 
 @router.get("/segments/{segment}/comments")
-def list_comments(segment: str, request: Request) -> list[dict[str, Any]]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        return edits.comments(session, access.get_segment(session, user, segment), viewer=user)
+def list_comments(segment: str, session: ReadSession, user: Reader) -> list[CommentOut]:
+    return [CommentOut(**c) for c in edits.comments(session, access.get_segment(session, user, segment), viewer=user)]
 
 
 @router.post("/segments/{segment}/comments", status_code=201)
-def add_comment(segment: str, body: CommentIn, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        comment = edits.add_comment(session, user, seg, body.text, position=body.row)
-        return {"id": comment.id, "user": user.username, "at": comment.created_at.isoformat(), "row": body.row, "text": comment.text}
+def add_comment(segment: str, body: CommentIn, session: WriteSession, user: Writer) -> CommentOut:
+    seg = access.get_segment(session, user, segment)
+    comment = edits.add_comment(session, user, seg, body.text, position=body.row)
+    return CommentOut(id=comment.id, user=user.username, at=comment.created_at.isoformat(), row=body.row, text=comment.text)
 
 
 @router.post("/segments/{segment}/discard")
-def discard(segment: str, body: ReasonIn, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        seg = edits.set_status(session, user, access.get_segment(session, user, segment), "discarded", body.reason)
-        status, reason = access.status_for(session, user, seg)
-        return {"status": status, "status_reason": reason}
+def discard(segment: str, body: ReasonIn, session: WriteSession, user: Writer) -> StatusOut:
+    seg = edits.set_status(session, user, access.get_segment(session, user, segment), "discarded", body.reason)
+    status, reason = access.status_for(session, user, seg)
+    return StatusOut(status=status, status_reason=reason)
 
 
 @router.post("/segments/{segment}/restore")
-def restore(segment: str, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        seg = edits.set_status(session, user, access.get_segment(session, user, segment), "open")
-        status, reason = access.status_for(session, user, seg)
-        return {"status": status, "status_reason": reason}
+def restore(segment: str, session: WriteSession, user: Writer) -> StatusOut:
+    seg = edits.set_status(session, user, access.get_segment(session, user, segment), "open")
+    status, reason = access.status_for(session, user, seg)
+    return StatusOut(status=status, status_reason=reason)
 
 
 @router.put("/segments/{segment}/assignees")
-def set_assignees(segment: str, body: AssigneesIn, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        seg = access.get_segment(session, user, segment)
-        return {"assignees": access.set_assignees(session, seg, body.usernames, by=user)}
+def set_assignees(segment: str, body: AssigneesIn, session: WriteSession, user: AdminWriter) -> AssigneesOut:
+    seg = access.get_segment(session, user, segment)
+    return AssigneesOut(assignees=access.set_assignees(session, seg, body.usernames, by=user))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -318,43 +384,32 @@ def set_assignees(segment: str, body: AssigneesIn, request: Request) -> dict[str
 # ------------------------------------------------------------------------------------------------
 
 
-@router.get("/progress")
-def get_progress(request: Request) -> dict[str, Any]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        out: dict[str, Any] = {"totals": progress.figures(session, user)}
-        if user.is_admin:
-            out["annotators"] = progress.per_annotator(session)
-        return out
+@router.get("/progress", response_model_exclude_unset=True)
+def get_progress(session: ReadSession, user: Reader) -> ProgressOut:
+    if user.is_admin:
+        return ProgressOut(totals=progress.figures(session, user), annotators=progress.per_annotator(session))
+    return ProgressOut.model_validate({"totals": progress.figures(session, user)})  # no annotators key at all
 
 
 @router.get("/audit")
-def get_audit(request: Request, limit: int = Query(200, ge=1, le=5000)) -> list[dict[str, Any]]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        return edits.audit_entries(session, limit=limit)
+def get_audit(session: ReadSession, user: AdminReader, limit: int = Query(200, ge=1, le=5000)) -> list[AuditOut]:
+    return [AuditOut(**e) for e in edits.audit_entries(session, limit=limit)]
 
 
 @router.get("/users")
-def get_users(request: Request) -> list[dict[str, Any]]:
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        return users.list_users(session)
+def get_users(session: ReadSession, user: AdminReader) -> list[UserOut]:
+    return [UserOut(**u) for u in users.list_users(session)]
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}, "description": "the release JSONL"}})
-def export(request: Request, include_discarded: bool = False, annotator: str | None = None, include_saved: bool = False) -> Response:
+def export(st: AppState, session: ReadSession, user: AdminReader, include_discarded: bool = False, annotator: str | None = None, include_saved: bool = False) -> Response:
     """The release: adjudicated value, else a single annotator's, else the draft (``annotator``: one
     annotator's version of the segments they have a copy of; ``include_saved``: saved edits not marked
     reviewed too). Audited."""
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        person = users.get_user(session, annotator) if annotator else None
-        lines = list(store.export_lines(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved))
-    with state(request).db.write() as session:
-        store.audit_export(session, user_id=user.id, clips=len(lines), include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
+    person = users.get_user(session, annotator) if annotator else None
+    lines = list(store.export_lines(session, include_discarded=include_discarded, annotator=person, include_saved=include_saved))
+    session.commit()  # the read ends before the audit entry's write transaction begins
+    with st.db.write() as writing:
+        store.audit_export(writing, user_id=user.id, clips=len(lines), include_discarded=include_discarded, include_saved=include_saved, annotator=annotator)
     body = "".join(lines)
     return Response(body.encode("utf-8"), media_type="application/x-ndjson", headers={"Content-Disposition": 'attachment; filename="reviewed.jsonl"'})

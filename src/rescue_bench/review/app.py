@@ -28,8 +28,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rescue_bench.review import api, overlap_routes, pages, practice_routes, rating_routes
 from rescue_bench.review.config import ReviewConfig
-from rescue_bench.review.context import AuthError, State
 from rescue_bench.review.db import Database, check_schema
+from rescue_bench.review.deps import AdminReader, AuthError, State
 from rescue_bench.review.errors import Conflict, ReviewError, Throttled
 from rescue_bench.review.limits import MAX_DEPTH, field_of, value_problem
 from rescue_bench.review.security import CSRF_HEADER, csrf_matches
@@ -310,20 +310,16 @@ def _mount_docs(app: FastAPI) -> None:
     route and model: a map for an attacker); Swagger UI is served locally (fastapi-offline's copy)."""
     from fastapi.openapi.docs import get_swagger_ui_html
 
-    from rescue_bench.review.api import require_admin
-    from rescue_bench.review.context import state
 
     static = Path(str(resources.files("fastapi_offline").joinpath("static")))
     app.mount("/api/docs-static", StaticFiles(directory=str(static)), name="docs-static")
 
     @app.get("/api/openapi.json", include_in_schema=False)
-    def openapi(request: Request) -> Response:
-        require_admin(state(request).user(request))
-        return JSONResponse(app.openapi())
+    def openapi(user: AdminReader) -> Response:
+        return JSONResponse(app.openapi())  # the schema itself: a document, not one of the API's models
 
     @app.get("/api/docs", include_in_schema=False)
-    def docs(request: Request) -> Response:
-        require_admin(state(request).user(request))
+    def docs(user: AdminReader) -> Response:
         return get_swagger_ui_html(
             openapi_url="/api/openapi.json",
             title="rescue review API",

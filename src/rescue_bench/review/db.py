@@ -47,6 +47,22 @@ class DatabaseError(RescueError):
     """A database URL that cannot be used, or a schema that is not at the expected version."""
 
 
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """A database error as a :class:`DatabaseError` of one line without the statement or its
+    parameters (they can hold an argon2 hash or the annotations): the driver's own message only."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        cause = getattr(exc, "orig", None) or exc
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+        if cause is exc:  # SQLAlchemy's own text may carry "[SQL: ...]" and "[parameters: ...]"
+            first = first.split("[SQL:", 1)[0].split("[parameters:", 1)[0].strip()
+        raise DatabaseError(f"the database refused: {type(cause).__name__}: {first}") from None
+
+
 def normalize_url(raw: str | None) -> URL:
     """A SQLAlchemy URL from what a user typed.
 
@@ -216,6 +232,41 @@ class Database:
             except BaseException:
                 session.rollback()
                 raise
+
+    @contextmanager
+    def write_on_first_use(self) -> Iterator[Session]:
+        """:meth:`write`, with this process's SQLite writer lock taken when the session first
+        begins its transaction (in the thread that first uses it) instead of at once.
+
+        For the web app's write-session dependency: FastAPI enters it, runs the handler and exits
+        it in different pool threads. Holding the lock from entering would deadlock once every pool
+        thread waits for the lock while its holder waits for a thread to run its handler; taken at
+        first use, the holder is already running, and the exit (commit, release) runs outside the
+        pool (FastAPI gives it its own limiter).
+        """
+        lock = self._write_lock
+        held = False
+        session = self._writer()
+
+        def take_lock(_session: Session, transaction: Any) -> None:
+            nonlocal held
+            if lock is not None and transaction.parent is None and not held:
+                lock.acquire()
+                held = True
+
+        event.listen(session, "after_transaction_create", take_lock)
+        try:
+            with session:
+                try:
+                    yield session
+                    session.commit()
+                except BaseException:
+                    session.rollback()
+                    raise
+        finally:
+            if held:
+                assert lock is not None
+                lock.release()
 
     def dispose(self) -> None:
         self.engine.dispose()

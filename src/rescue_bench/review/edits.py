@@ -23,7 +23,8 @@ from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Row
 from rescue_bench.data.validate import row_problems
 from rescue_bench.errors import RescueError
-from rescue_bench.review.access import copy_id_for, forget_copy_status, get_row, known_copy_status
+from rescue_bench.review.access import get_row
+from rescue_bench.review.copies import CopyRef, copy_for, own_copy
 from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError
 from rescue_bench.review.limits import MAX_DB_INT, MAX_FIELD_CHARS, value_problem
 from rescue_bench.review.models import AuditEntry, Comment, Copy, RowValue, Segment, SegmentRow, User, dumps, utcnow
@@ -117,9 +118,9 @@ def _load(session: Session, copy_id: int, segment: Segment, position: int, *, fr
     return found[0], found[1], found[2], found[3]
 
 
-def read_row(session: Session, user: User, segment: Segment, position: int) -> RowState:
-    """The row at ``position`` as ``user``'s copy holds it."""
-    row, value, updated_by, reviewed_by = _load(session, copy_id_for(session, user, segment), segment, position)
+def read_row(session: Session, user: User, segment: Segment, position: int, *, copy: CopyRef | None = None) -> RowState:
+    """The row at ``position`` as ``user``'s copy holds it (``copy``: that copy, when the caller has it)."""
+    row, value, updated_by, reviewed_by = _load(session, (copy or copy_for(session, user, segment)).id, segment, position)
     return _state(segment, row, value, updated_by, reviewed_by)
 
 
@@ -214,16 +215,22 @@ def prepare_save(
     reviewed: bool | None = None,
     now: datetime | None = None,
     max_chars: int = MAX_FIELD_CHARS,
+    copy: CopyRef | None = None,
 ) -> SavePlan | RowState:
     """Check and work out a save; a :class:`RowState` when there is nothing to write.
+
+    ``copy``: the copy ``user`` edits as the request read it with the segment
+    (:func:`~rescue_bench.review.access.get_segment_and_copy`: no query for it here); looked up when
+    not given.
 
     Raises :class:`Conflict` (with the current row) when the row is no longer at ``version``,
     :class:`Invalid` for a value the release format refuses, :class:`Locked` when the segment is
     discarded.
     """
+    copy = copy or copy_for(session, user, segment)
     return plan_copy_save(
-        session, user, segment, copy_id_for(session, user, segment), position, version=version, fields=fields, reviewed=reviewed, now=now,
-        max_chars=max_chars,
+        session, user, segment, copy.id, position, version=version, fields=fields, reviewed=reviewed, now=now,
+        max_chars=max_chars, copy_status=copy.status,
     )
 
 
@@ -242,18 +249,19 @@ def plan_copy_save(
     notes: dict[str, str] | None = None,
     always_audit: tuple[str, ...] = (),
     max_chars: int = MAX_FIELD_CHARS,
+    copy_status: str | None = None,
 ) -> SavePlan | RowState:
     """:func:`prepare_save` on a given copy (adjudication writes the final copy this way).
 
     ``action`` names the audit entries (``edit``; ``adjudicate``), ``notes`` adds a note per field
     (e.g. whose value was taken), and the fields in ``always_audit`` get an entry even when their
-    value does not change (an adjudicator who keeps the draft made a choice too).
+    value does not change (an adjudicator who keeps the draft made a choice too). ``copy_status``:
+    the copy's status as the request read it (else it is read here).
     """
     if segment.status == "discarded":
         raise Locked("this segment is discarded; restore it before editing")
-    # the copy's status as get_segment read it in this session (one round trip less per save); the
+    # the copy's status as the request read it with the segment (one round trip less per save); the
     # write's conditional UPDATE checks it again, so a discard in between still refuses the save
-    copy_status = known_copy_status(session, copy_id)
     if copy_status is None:
         copy_status = session.scalar(_COPY_STATUS, {"copy_id": copy_id})
     if copy_status == "discarded":
@@ -377,9 +385,10 @@ def stale_error(session: Session, user: User, segment: Segment, position: int) -
     session.refresh(segment)
     if segment.status == "discarded":
         return Locked("this segment is discarded; restore it before editing")
-    if session.scalar(_COPY_STATUS.execution_options(populate_existing=True), {"copy_id": copy_id_for(session, user, segment)}) == "discarded":
+    copy_id = copy_for(session, user, segment).id
+    if session.scalar(_COPY_STATUS.execution_options(populate_existing=True), {"copy_id": copy_id}) == "discarded":
         return Locked("you discarded your copy of this segment; restore it before editing")
-    return Conflict(_state(segment, *_fresh(session, copy_id_for(session, user, segment), segment, position)).to_api())
+    return Conflict(_state(segment, *_fresh(session, copy_id, segment, position)).to_api())
 
 
 def _fresh(session: Session, copy_id: int, segment: Segment, position: int) -> tuple[SegmentRow, RowValue, str | None, str | None]:
@@ -404,7 +413,7 @@ def _text_arg(text: Any, name: str) -> str:
 def add_comment(session: Session, user: User, segment: Segment, text: str, *, position: int | None = None, now: datetime | None = None) -> Comment:
     """A comment on the segment, or on one of its rows (``position``)."""
     text = _text_arg(text, "text")
-    copy_id_for(session, user, segment)  # may the user work on it at all?
+    copy_for(session, user, segment)  # may the user work on it at all?
     row = get_row(session, segment, position) if position is not None else None
     now = now or utcnow()
     comment = Comment(segment_id=segment.id, row_id=row.id if row else None, user_id=user.id, created_at=now, text=text)
@@ -450,16 +459,12 @@ def set_status(session: Session, user: User, segment: Segment, status: str, reas
     segment returned is unchanged in the first case: :func:`~rescue_bench.review.access.status_for`
     says what the user sees.
     """
-    from rescue_bench.review.access import own_copy
-
-    copy_id_for(session, user, segment)
-    forget_copy_status(session)  # a status read before this change is no longer true
     if status not in ("open", "discarded"):
         raise Invalid(f"unknown status {status!r}", "status")
     if status == "discarded":
         reason = _text_arg(reason, "reason")
     now = now or utcnow()
-    mine = own_copy(session, user, segment)
+    mine = own_copy(session, user, segment, copy_for(session, user, segment))  # NotFound if not theirs
     if mine is not None and not (segment.status == "discarded" and status == "open"):
         if segment.status == "discarded":
             raise Locked("this segment was discarded by an admin")
@@ -479,7 +484,6 @@ def set_status(session: Session, user: User, segment: Segment, status: str, reas
                        field="status", old_json=dumps(old_copy), new_json=dumps(status), note=reason)
         )
         session.flush()
-        session.refresh(mine)
         return segment
     if mine is not None:
         raise Forbidden("this segment was discarded by an admin; an admin restores it")
@@ -566,9 +570,10 @@ def audit_entries(
     return out
 
 
-def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None) -> list[RowState]:
-    """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order."""
-    params: dict[str, Any] = {"copy_id": copy_id_for(session, user, segment), "segment_id": segment.id}
+def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None, *, copy: CopyRef | None = None) -> list[RowState]:
+    """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order
+    (``copy``: that copy, when the caller has it)."""
+    params: dict[str, Any] = {"copy_id": (copy or copy_for(session, user, segment)).id, "segment_id": segment.id}
     query = _ALL_ROWS
     if positions is not None:
         query = _SOME_ROWS

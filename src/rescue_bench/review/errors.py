@@ -64,3 +64,9 @@ class Conflict(ReviewError):
     def __init__(self, current: dict[str, Any]):
         super().__init__("this row was saved by someone else since you opened it")
         self.current = current
+
+
+class WrongCredentials(ReviewError):
+    """A login with a wrong user name or password (the same answer for both: no probing)."""
+
+    status = 401

@@ -340,3 +340,44 @@ class Rating(Base):
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# ------------------------------------------------------------------------------------------------
+# the practice page (rescue_bench.review.practice): a person plays the therapist
+# ------------------------------------------------------------------------------------------------
+
+
+class PracticeStart(Base):
+    """One episode start of the practice catalogue (never changed once imported)."""
+
+    __tablename__ = "practice_starts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(1200), unique=True)
+    """The episode id of ``rescue sim eval`` (``sim/<sample_id>/<row>``): runs pair by it."""
+    sample_id: Mapped[str] = mapped_column(String(1024))
+    scenario: Mapped[str] = mapped_column(String(16))
+    start: Mapped[str] = mapped_column(Text)
+    """The :class:`rescue_bench.sim.EpisodeStart` as JSON (transcript, cards, initial state): server-side only."""
+    options: Mapped[str] = mapped_column(Text)
+    """The :class:`rescue_bench.sim.SimOptions` it is played under, as JSON."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PracticeEpisode(Base):
+    """One person's attempt at a start: the actions so far and, once finished, the record."""
+
+    __tablename__ = "practice_episodes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    start_id: Mapped[int] = mapped_column(ForeignKey("practice_starts.id", ondelete="CASCADE"), index=True)
+    actions: Mapped[str] = mapped_column(Text, default="[]")
+    """JSON list of ``{"speak", "whom", "how", "turn"}``, one per step taken."""
+    steps: Mapped[int] = mapped_column(Integer, default=0)
+    """``len(actions)``: the conditional update's version."""
+    finished: Mapped[bool] = mapped_column(Boolean, default=False)
+    record: Mapped[str | None] = mapped_column(Text)
+    """The finished episode's line of ``results/sim.jsonl`` (JSON)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -6,18 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
 
 from rescue_bench.labels import SCENARIOS
 from rescue_bench.review import access, adjudication
 from rescue_bench.review.agreement import ALL, MEASURES, database_report
-from rescue_bench.review.api import RowIndex, RowOut, require_admin
-from rescue_bench.review.context import state
-from rescue_bench.review.errors import Forbidden, Invalid
+from rescue_bench.review.api import RowIndex, RowStateOut
+from rescue_bench.review.deps import AdminReader, AdminWriter, Reader, ReadSession, WriteSession
+from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.fields import FIELDS, compact
 from rescue_bench.review.limits import MAX_DB_INT
-from rescue_bench.review.models import REVIEW_MODES, Segment, User
+from rescue_bench.review.models import REVIEW_MODES, Segment
 from rescue_bench.review.pages import adjudication_media, render
 
 api = APIRouter(prefix="/api", tags=["overlap and agreement"])
@@ -46,72 +47,107 @@ class AdjudicateIn(BaseModel):
     values: dict[str, Any] = Field(default_factory=dict, description="field -> a value typed by the adjudicator")
 
 
+class OverlapOut(BaseModel):
+    dry_run: bool
+    k: int
+    segments: int = Field(description="segments considered")
+    added: list[dict[str, str]] = Field(description="assignments made: {segment, user}")
+    switched: list[str] = Field(description="segments switched to independent copies")
+    skipped: list[str] = Field(description="segments left alone: saved work in their shared copy")
+    over: list[str] = Field(description="segments that already have more than k assignees")
+    load: dict[str, int] = Field(description="rows assigned to each annotator afterwards")
+
+
+class ModeOut(BaseModel):
+    mode: str
+    assignees: list[str]
+
+
+class RevealOut(BaseModel):
+    reveal: str
+
+
+class RevealChoicesOut(RevealOut):
+    choices: list[str]
+
+
+class AdjudicationOut(BaseModel):
+    id: str
+    segment_id: str
+    scenario: str
+    mode: str
+    status: str
+    annotators: list[str]
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]] = Field(description="per row: its annotator copies, the final copy and the fields they dispute")
+
+
+class AcceptedOut(BaseModel):
+    accepted: int = Field(description="rows adjudicated")
+
+
+class OthersOut(BaseModel):
+    copies: list[dict[str, Any]] = Field(description="the other annotators' values (and the final one): name, reviewed, row")
+    fields: list[str] = Field(description="fields where any of them differs from your copy")
+    adjudicated: bool
+
+
+class AgreementOut(BaseModel):
+    """The report of :func:`rescue_bench.review.agreement.agreement_report` (``rescue review agreement --json``)."""
+
+    segments: int
+    rows: int
+    annotators: list[str]
+    settings: dict[str, Any]
+    fields: list[dict[str, Any]] = Field(description="per measure and scope: alpha, Cohen's and Fleiss' kappa with intervals")
+    text: list[dict[str, Any]] = Field(description="free-text similarity per field and scope")
+    changes: list[dict[str, Any]] = Field(description="draft-vs-human change rates per field and scope")
+    notes: list[str]
+
+
 # ------------------------------------------------------------------------------------------------
 # overlap, modes, reveal
 # ------------------------------------------------------------------------------------------------
 
 
 @api.post("/overlap")
-def assign_overlap(body: OverlapIn, request: Request) -> dict[str, Any]:
+def assign_overlap(body: OverlapIn, session: WriteSession, user: AdminWriter) -> OverlapOut:
     """Give every open segment (or the ``segments`` named) ``k`` annotators (of ``usernames``), balanced
     by rows (``rescue review assign --overlap K``). With ``dry_run`` the same plan is worked out and
     answered, and nothing is written: show it, then send the request again without ``dry_run``
     (same seed, same state: same plan)."""
-    from sqlalchemy import select
-
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        people = None
-        if body.usernames is not None:
-            people = list(session.scalars(select(User).where(User.username.in_(body.usernames))))
-            missing = sorted(set(body.usernames) - {u.username for u in people})
-            if missing:
-                raise Invalid(f"no such user: {', '.join(missing)}", "usernames")
-        chosen = None
-        if body.segments is not None:
-            chosen = list(session.scalars(select(Segment).where(Segment.sample_id.in_(body.segments)).order_by(Segment.position)))
-            missing = sorted(set(body.segments) - {s.sample_id for s in chosen})
-            if missing:
-                raise Invalid(f"no such segment: {', '.join(missing)}", "segments")
-        summary = access.assign_overlap(session, body.k, seed=body.seed, annotators=people, segments=chosen, by=user)
-        if body.dry_run:
-            session.rollback()  # the plan was made by doing it; undo every bit of it
-        return {
-            "dry_run": body.dry_run,
-            "k": summary.k,
-            "segments": summary.segments,
-            "added": [{"segment": s, "user": u} for s, u in summary.added],
-            "switched": summary.switched,
-            "skipped": summary.skipped,
-            "over": summary.over,
-            "load": summary.load,
-        }
+    people = access.users_named(session, body.usernames, field="usernames") if body.usernames is not None else None
+    chosen = access.segments_named(session, body.segments, field="segments") if body.segments is not None else None
+    summary = access.assign_overlap(session, body.k, seed=body.seed, annotators=people, segments=chosen, by=user)
+    if body.dry_run:
+        session.rollback()  # the plan was made by doing it; undo every bit of it
+    return OverlapOut(
+        dry_run=body.dry_run,
+        k=summary.k,
+        segments=summary.segments,
+        added=[{"segment": s, "user": u} for s, u in summary.added],
+        switched=summary.switched,
+        skipped=summary.skipped,
+        over=summary.over,
+        load=summary.load,
+    )
 
 
 @api.put("/segments/{segment}/mode")
-def set_mode(segment: str, body: ModeIn, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        seg = access.get_segment(session, user, segment)
-        access.set_mode(session, seg, body.mode, by=user)
-        return {"mode": seg.review_mode, "assignees": access.assignees(session, seg)}
+def set_mode(segment: str, body: ModeIn, session: WriteSession, user: AdminWriter) -> ModeOut:
+    seg = access.get_segment(session, user, segment)
+    access.set_mode(session, seg, body.mode, by=user)
+    return ModeOut(mode=seg.review_mode, assignees=access.assignees(session, seg))
 
 
 @api.get("/settings/reveal")
-def get_reveal(request: Request) -> dict[str, Any]:
-    with state(request).db.read() as session:
-        require_admin(state(request).auth(session, request))
-        return {"reveal": access.reveal_rule(session), "choices": list(access.REVEAL_CHOICES)}
+def get_reveal(session: ReadSession, user: AdminReader) -> RevealChoicesOut:
+    return RevealChoicesOut(reveal=access.reveal_rule(session), choices=list(access.REVEAL_CHOICES))
 
 
 @api.put("/settings/reveal")
-def set_reveal(body: RevealIn, request: Request) -> dict[str, Any]:
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        return {"reveal": access.set_reveal_rule(session, body.reveal, by=user)}
+def set_reveal(body: RevealIn, session: WriteSession, user: AdminWriter) -> RevealOut:
+    return RevealOut(reveal=access.set_reveal_rule(session, body.reveal, by=user))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -119,64 +155,52 @@ def set_reveal(body: RevealIn, request: Request) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
-def _adjudication(session: Any, seg: Segment) -> dict[str, Any]:
+def _adjudication(session: Session, seg: Segment) -> AdjudicationOut:
     rows = adjudication.compare_segment(session, seg)
-    return {
-        "id": seg.key,
-        "segment_id": seg.sample_id,
-        "scenario": seg.scenario,
-        "mode": seg.review_mode,
-        "status": seg.status,
-        "annotators": sorted({c.annotator for r in rows for c in r.copies}),
-        "summary": adjudication.summary(rows),
-        "rows": [r.to_api() for r in rows],
-    }
+    return AdjudicationOut(
+        id=seg.key,
+        segment_id=seg.sample_id,
+        scenario=seg.scenario,
+        mode=seg.review_mode,
+        status=seg.status,
+        annotators=sorted({c.annotator for r in rows for c in r.copies}),
+        summary=adjudication.summary(rows),
+        rows=[r.to_api() for r in rows],
+    )
 
 
 @api.get("/segments/{segment}/adjudication")
-def get_adjudication(segment: str, request: Request) -> dict[str, Any]:
+def get_adjudication(segment: str, session: ReadSession, user: AdminReader) -> AdjudicationOut:
     """Every row's annotator copies beside the final copy, with the fields they dispute (admins)."""
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        return _adjudication(session, access.get_segment(session, user, segment))
+    return _adjudication(session, access.get_segment(session, user, segment))
 
 
 @api.put(
     "/segments/{segment}/rows/{row_index}/adjudication",
-    response_model=RowOut,
     responses={409: {"description": "someone adjudicated this row since: nothing applied"}, 422: {"description": "a dispute left undecided, or a bad value"}},
 )
-def adjudicate(segment: str, row_index: RowIndex, body: AdjudicateIn, request: Request) -> Response:
+def adjudicate(segment: str, row_index: RowIndex, body: AdjudicateIn, session: WriteSession, user: AdminWriter) -> RowStateOut:
     """Write the final value of a row from the annotators' values (``take``) or typed ones (``values``)."""
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        seg = access.get_segment(session, user, segment)
-        result = adjudication.adjudicate_row(session, user, seg, row_index, version=body.version, take=body.take, values=body.values)
-        return JSONResponse(result.to_api())
+    seg = access.get_segment(session, user, segment)
+    result = adjudication.adjudicate_row(session, user, seg, row_index, version=body.version, take=body.take, values=body.values)
+    return RowStateOut(**result.to_api())
 
 
 @api.post("/segments/{segment}/adjudication/accept-agreed")
-def accept_agreed(segment: str, request: Request) -> dict[str, Any]:
+def accept_agreed(segment: str, session: WriteSession, user: AdminWriter) -> AcceptedOut:
     """Adjudicate every row all annotators reviewed and agree on."""
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        seg = access.get_segment(session, user, segment)
-        return {"accepted": adjudication.accept_agreed(session, user, seg)}
+    seg = access.get_segment(session, user, segment)
+    return AcceptedOut(accepted=adjudication.accept_agreed(session, user, seg))
 
 
 @api.get("/segments/{segment}/rows/{row_index}/others", responses={403: {"description": "hidden until the segment is adjudicated"}})
-def get_others(segment: str, row_index: RowIndex, request: Request) -> dict[str, Any]:
+def get_others(segment: str, row_index: RowIndex, session: ReadSession, user: Reader) -> OthersOut:
     """The other annotators' values of a row and the final one (admins; annotators per the reveal rule)."""
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        found = adjudication.other_copies(session, user, seg, row_index)
-        if found is None:
-            raise Forbidden("the other annotators' values are hidden until this segment is adjudicated")
-        return found
+    seg = access.get_segment(session, user, segment)
+    found = adjudication.other_copies(session, user, seg, row_index)
+    if found is None:
+        raise Forbidden("the other annotators' values are hidden until this segment is adjudicated")
+    return OthersOut(**found)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -186,31 +210,28 @@ def get_others(segment: str, row_index: RowIndex, request: Request) -> dict[str,
 
 @api.get("/agreement")
 def get_agreement(
-    request: Request,
+    session: ReadSession,
+    user: AdminReader,
     resamples: int = Query(1000, ge=0, le=10000),
     seed: int = 0,
     confidence: float = Query(0.95, gt=0.5, lt=1.0),
     bertscore: bool = True,
-) -> dict[str, Any]:
+) -> AgreementOut:
     """Inter-annotator agreement per field and scope with bootstrap intervals, text similarity and
     draft-vs-human change rates (``rescue review agreement --json`` gives the same)."""
-    with state(request).db.read() as session:
-        require_admin(state(request).auth(session, request))
-        return database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore)
+    return AgreementOut(**database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore))
 
 
 @pages.get("/agreement")
 def agreement_page(
     request: Request,
+    session: ReadSession,
+    user: AdminReader,
     scope: str = ALL,
     resamples: int = Query(1000, ge=0, le=10000),
     bertscore: bool = True,
 ) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        require_admin(user)
-        report = database_report(session, n_resamples=resamples, use_bertscore=bertscore)
+    report = database_report(session, n_resamples=resamples, use_bertscore=bertscore)
     found = {f["scope"] for f in report["fields"]} | {c["scope"] for c in report["changes"]}
     scopes = [ALL] + [s for s in SCENARIOS if s in found]
     if scope not in scopes:
@@ -224,6 +245,7 @@ def agreement_page(
             "report": report,
             "scope": scope,
             "scopes": scopes,
+            "pooled": ALL,
             "labels": labels,
             "fields": [f for f in report["fields"] if f["scope"] == scope],
             "texts": [t for t in report["text"] if t["scope"] == scope],
@@ -235,14 +257,10 @@ def agreement_page(
 
 
 @pages.get("/segments/{segment}/adjudicate")
-def adjudication_page(segment: str, request: Request, show: str = "open") -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        require_admin(user)
-        seg = access.get_segment(session, user, segment)
-        data = _adjudication(session, seg)
-    rows = data["rows"]
+def adjudication_page(segment: str, request: Request, session: ReadSession, user: AdminReader, show: str = "open") -> Response:
+    seg = access.get_segment(session, user, segment)
+    data = _adjudication(session, seg)
+    rows = data.rows
     if show != "all":
         rows = [r for r in rows if not r["final"]["reviewed"]]
     labels = {f.name: f.label for f in FIELDS}
@@ -250,5 +268,5 @@ def adjudication_page(segment: str, request: Request, show: str = "open") -> Res
     return render(
         request,
         "adjudicate.html",
-        {"user": user, "seg": seg, "data": data, "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES, **media},
+        {"user": user, "seg": seg, "data": data.model_dump(), "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES, **media},
     )

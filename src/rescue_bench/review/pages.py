@@ -13,10 +13,10 @@ from markupsafe import Markup
 from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
 from rescue_bench.review.assets import row_number, subtitles, times_changed
-from rescue_bench.review.context import AuthError, state
+from rescue_bench.review.deps import AppState, AuthError, Reader, ReadSession, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
-from rescue_bench.review.models import REVIEW_MODES, User, dumps
+from rescue_bench.review.models import REVIEW_MODES, dumps
 from rescue_bench.review.security import safe_next
 
 router = APIRouter(include_in_schema=False)
@@ -114,16 +114,13 @@ def login_page(request: Request, next: str = "/") -> Response:
 
 
 @router.get("/")
-def dashboard(request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        segments = progress.segment_list(session, user)
-        figures = progress.figures(session, user)
-        annotators = progress.per_annotator(session) if user.is_admin else []
-        recent = edits.audit_entries(session, limit=15) if user.is_admin else []
-        questionnaires = ratings.sets_for(session, user)
-        reveal = access.reveal_rule(session)
+def dashboard(request: Request, session: ReadSession, user: Reader) -> Response:
+    segments = progress.segment_list(session, user)
+    figures = progress.figures(session, user)
+    annotators = progress.per_annotator(session) if user.is_admin else []
+    recent = edits.audit_entries(session, limit=15) if user.is_admin else []
+    questionnaires = ratings.sets_for(session, user)
+    reveal = access.reveal_rule(session)
     return render(
         request,
         "dashboard.html",
@@ -142,16 +139,13 @@ def dashboard(request: Request) -> Response:
 
 
 @router.get("/segments/{segment}")
-def segment_page(segment: str, request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        seen = access.SegmentView(seg, *access.status_for(session, user, seg))  # an annotator's own discard in independent mode
-        rows = edits.segment_rows(session, user, seg)
-        comments = edits.comments(session, seg, viewer=user)
-        assigned = access.assignees(session, seg)
-        all_users = [u["username"] for u in _users(session)] if user.is_admin else []
+def segment_page(segment: str, request: Request, st: AppState, session: ReadSession, user: Reader) -> Response:
+    seg, copy = access.get_segment_and_copy(session, user, segment)
+    seen = access.SegmentView(seg, *access.status_for(session, user, seg, copy))  # an annotator's own discard in independent mode
+    rows = edits.segment_rows(session, user, seg, copy=copy)
+    comments = edits.comments(session, seg, viewer=user)
+    assigned = access.assignees(session, seg)
+    all_users = [u["username"] for u in _users(session)] if user.is_admin else []
     manifest = st.assets.manifest(seg.sample_id)
     video = st.assets.video(seg.sample_id) is not None
     return render(
@@ -173,21 +167,18 @@ def segment_page(segment: str, request: Request) -> Response:
 
 
 @router.get("/segments/{segment}/next")
-def next_segment(segment: str, request: Request) -> Response:
+def next_segment(segment: str, session: ReadSession, user: Reader) -> Response:
     """The first row not reviewed of the next segment after this one (in the user's list) that is
     neither done nor discarded, wrapping around; the dashboard when there is none."""
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        listed = progress.segment_list(session, user)
-        keys = [s["id"] for s in listed]
-        start = keys.index(segment) + 1 if segment in keys else 0
-        for s in listed[start:] + listed[:start]:
-            if s["id"] == segment or s["status"] == "discarded" or s["reviewed"] >= s["rows"]:
-                continue
-            seg = access.get_segment(session, user, s["id"])
-            todo = next((r.position for r in edits.segment_rows(session, user, seg) if not r.reviewed), 1)
-            return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
+    listed = progress.segment_list(session, user)
+    keys = [s["id"] for s in listed]
+    start = keys.index(segment) + 1 if segment in keys else 0
+    for s in listed[start:] + listed[:start]:
+        if s["id"] == segment or s["status"] == "discarded" or s["reviewed"] >= s["rows"]:
+            continue
+        seg, copy = access.get_segment_and_copy(session, user, s["id"])
+        todo = next((r.position for r in edits.segment_rows(session, user, seg, copy=copy) if not r.reviewed), 1)
+        return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
     return RedirectResponse("/", status_code=303)
 
 
@@ -219,29 +210,25 @@ def _users(session: Any) -> list[dict[str, Any]]:
 
 
 @router.get("/segments/{segment}/rows/{row_index}")
-def row_page(segment: str, row_index: int, request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        seg = access.get_segment(session, user, segment)
-        # the status this viewer sees: their own copy's discard in independent mode, never another's
-        seen = access.SegmentView(seg, *access.status_for(session, user, seg))
-        if not 1 <= row_index <= seg.row_count:
-            raise NotFound(f"segment has no row {row_index}")
-        reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
-        near = edits.segment_rows(session, user, seg, [p for p in reach if 1 <= p <= seg.row_count])
-        comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
-        mine = next(r for r in near if r.position == row_index)
-        # a row never saved has no history (comments are listed on their own); an annotator of an
-        # independent segment sees the history of their own copy only (the others' values are blind)
-        # (a shared segment, the common case, needs no lookup: everyone there edits the final copy)
-        editing_final, own_copy = True, None
-        if seg.review_mode == "independent":
-            editing = access.copy_for(session, user, seg)
-            editing_final = editing.kind == "final"
-            own_copy = None if editing_final else editing.id
-        history = edits.audit_entries(session, row_id=mine.row_id, copy_id=own_copy, limit=30) if mine.version else []
-        other = adjudication.other_copies(session, user, seg, row_index)
+def row_page(segment: str, row_index: int, request: Request, st: AppState, session: ReadSession, user: Reader) -> Response:
+    seg, copy = access.get_segment_and_copy(session, user, segment)
+    # the status this viewer sees: their own copy's discard in independent mode, never another's
+    seen = access.SegmentView(seg, *access.status_for(session, user, seg, copy))
+    if not 1 <= row_index <= seg.row_count:
+        raise NotFound(f"segment has no row {row_index}")
+    reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
+    near = edits.segment_rows(session, user, seg, [p for p in reach if 1 <= p <= seg.row_count], copy=copy)
+    comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
+    mine = next(r for r in near if r.position == row_index)
+    # a row never saved has no history (comments are listed on their own); an annotator of an
+    # independent segment sees the history of their own copy only (the others' values are blind)
+    # (a shared segment, the common case, needs no lookup: everyone there edits the final copy)
+    editing_final, own_copy = True, None
+    if seg.review_mode == "independent":
+        editing_final = copy.kind == "final"
+        own_copy = None if editing_final else copy.id
+    history = edits.audit_entries(session, row_id=mine.row_id, copy_id=own_copy, limit=30) if mine.version else []
+    other = adjudication.other_copies(session, user, seg, row_index)
     by_pos = {r.position: r for r in near}
     current = by_pos[row_index]
     manifest = st.assets.manifest(seg.sample_id)
@@ -304,13 +291,6 @@ def row_page(segment: str, row_index: int, request: Request) -> Response:
 # ------------------------------------------------------------------------------------------------
 
 
-def _media_segment(request: Request, segment: str) -> tuple[Any, User]:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        return access.get_segment(session, user, segment), user
-
-
 def _file(path: Any, media_type: str) -> Response:
     if path is None:
         raise NotFound("no such media file")
@@ -318,21 +298,21 @@ def _file(path: Any, media_type: str) -> Response:
 
 
 @router.get("/media/{segment}/video")
-def segment_video(segment: str, request: Request) -> Response:
-    seg, _ = _media_segment(request, segment)
-    return _file(state(request).assets.video(seg.sample_id), "video/mp4")
+def segment_video(segment: str, st: AppState, session: ReadSession, user: Reader) -> Response:
+    seg = access.get_segment(session, user, segment)
+    return _file(st.assets.video(seg.sample_id), "video/mp4")
 
 
 @router.get("/media/{segment}/rows/{row_index}.mp4")
-def row_clip(segment: str, row_index: int, request: Request) -> Response:
-    seg, _ = _media_segment(request, segment)
-    return _file(state(request).assets.row_clip(seg.sample_id, row_index), "video/mp4")
+def row_clip(segment: str, row_index: int, st: AppState, session: ReadSession, user: Reader) -> Response:
+    seg = access.get_segment(session, user, segment)
+    return _file(st.assets.row_clip(seg.sample_id, row_index), "video/mp4")
 
 
 @router.get("/media/{segment}/rows/{row_index}.jpg")
-def row_keyframe(segment: str, row_index: int, request: Request) -> Response:
-    seg, _ = _media_segment(request, segment)
-    return _file(state(request).assets.row_keyframe(seg.sample_id, row_index), "image/jpeg")
+def row_keyframe(segment: str, row_index: int, st: AppState, session: ReadSession, user: Reader) -> Response:
+    seg = access.get_segment(session, user, segment)
+    return _file(st.assets.row_keyframe(seg.sample_id, row_index), "image/jpeg")
 
 
 @router.get("/favicon.ico")

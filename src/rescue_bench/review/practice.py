@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from sqlalchemy import Boolean, CursorResult, ForeignKey, Integer, String, Text, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import CursorResult, select, update
+from sqlalchemy.orm import Session
 
 from rescue_bench.labels import STRATEGIES, THERAPIST
 from rescue_bench.review.errors import Invalid, NotFound, ReviewError
-from rescue_bench.review.models import AuditEntry, Base, User, UTCDateTime, utcnow
+from rescue_bench.review.models import AuditEntry, PracticeEpisode, PracticeStart, User, utcnow
 from rescue_bench.sim import SIM_TASK, SIMULATOR, Episode, EpisodeStart, SimOptions, episode_starts, summarize
 
 HUMAN_PREFIX = "human/"
@@ -67,42 +66,6 @@ class StepTaken(ReviewError):
 
     def __init__(self) -> None:
         super().__init__("this step was already taken (in another tab?): reload the episode")
-
-
-class PracticeStart(Base):
-    """One episode start of the practice catalogue (never changed once imported)."""
-
-    __tablename__ = "practice_starts"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    key: Mapped[str] = mapped_column(String(1200), unique=True)
-    """The episode id of ``rescue sim eval`` (``sim/<sample_id>/<row>``): runs pair by it."""
-    sample_id: Mapped[str] = mapped_column(String(1024))
-    scenario: Mapped[str] = mapped_column(String(16))
-    start: Mapped[str] = mapped_column(Text)
-    """The :class:`EpisodeStart` as JSON (transcript, cards, initial state): server-side only."""
-    options: Mapped[str] = mapped_column(Text)
-    """The :class:`SimOptions` it is played under, as JSON."""
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class PracticeEpisode(Base):
-    """One person's attempt at a start: the actions so far and, once finished, the record."""
-
-    __tablename__ = "practice_episodes"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    start_id: Mapped[int] = mapped_column(ForeignKey("practice_starts.id", ondelete="CASCADE"), index=True)
-    actions: Mapped[str] = mapped_column(Text, default="[]")
-    """JSON list of ``{"speak", "whom", "how", "turn"}``, one per step taken."""
-    steps: Mapped[int] = mapped_column(Integer, default=0)
-    """``len(actions)``: the conditional update's version."""
-    finished: Mapped[bool] = mapped_column(Boolean, default=False)
-    record: Mapped[str | None] = mapped_column(Text)
-    """The finished episode's line of ``results/sim.jsonl`` (JSON)."""
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 # ------------------------------------------------------------------------------------------------

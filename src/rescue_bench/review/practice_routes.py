@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from rescue_bench.review import practice
-from rescue_bench.review.context import state
+from rescue_bench.review.deps import Reader, ReadSession, Writer, WriteSession
 from rescue_bench.review.limits import MAX_DB_INT
 from rescue_bench.review.pages import render
 
@@ -38,57 +38,62 @@ class StepIn(BaseModel):
     turn: str | None = Field(None, max_length=practice.MAX_TURN_CHARS * 2, description="what you say")
 
 
+class EpisodeView(BaseModel):
+    """What a person sees of their episode (:func:`rescue_bench.review.practice.view`): never a role
+    card, a hidden state or an annotation."""
+
+    id: int
+    scenario: str
+    clients: list[str]
+    group: Any
+    horizon: int
+    step: int
+    done: bool
+    transcript: list[dict[str, Any]]
+    targets: list[str]
+    strategies: list[str]
+    strategy_help: dict[str, str]
+    score: dict[str, Any] | None
+
+
+class CatalogueOut(BaseModel):
+    starts: list[dict[str, Any]] = Field(description="id, scenario, clients, rows, horizon")
+    episodes: list[dict[str, Any]] = Field(description="your episodes: id, start, steps, finished, J")
+
+
 @api.get("")
-def catalogue(request: Request) -> dict[str, Any]:
+def catalogue(session: ReadSession, user: Reader) -> CatalogueOut:
     """The starts you can play and your episodes."""
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        return {"starts": practice.list_starts(session), "episodes": practice.my_episodes(session, user)}
+    return CatalogueOut(starts=practice.list_starts(session), episodes=practice.my_episodes(session, user))
 
 
 @api.post("/episodes", status_code=201)
-def new_episode(body: NewEpisodeIn, request: Request) -> dict[str, Any]:
+def new_episode(body: NewEpisodeIn, session: WriteSession, user: Writer) -> EpisodeView:
     """Start a new episode at a catalogue start; returns its first view."""
-    st = state(request)
-    with st.db.write() as session:
-        user = st.auth(session, request)
-        episode_id = practice.create(session, user, body.start)
-        return practice.view(session, user, episode_id)
+    episode_id = practice.create(session, user, body.start)
+    return EpisodeView(**practice.view(session, user, episode_id))
 
 
 @api.get("/episodes/{episode_id}")
-def get_episode(episode_id: EpisodeId, request: Request) -> dict[str, Any]:
+def get_episode(episode_id: EpisodeId, session: ReadSession, user: Reader) -> EpisodeView:
     """Your episode: the transcript so far, the next step's choices, the score once it is over."""
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        return practice.view(session, user, episode_id)
+    return EpisodeView(**practice.view(session, user, episode_id))
 
 
 @api.post("/episodes/{episode_id}/steps")
-def take_step(episode_id: EpisodeId, body: StepIn, request: Request) -> dict[str, Any]:
+def take_step(episode_id: EpisodeId, body: StepIn, session: WriteSession, user: Writer) -> EpisodeView:
     """Take the next step: keep listening, or speak to someone with a strategy; the clients answer."""
-    st = state(request)
-    with st.db.write() as session:
-        user = st.auth(session, request)
-        return practice.act(session, user, episode_id, body.step, speak=body.speak, whom=body.whom, how=body.how, turn=body.turn)
+    return EpisodeView(**practice.act(session, user, episode_id, body.step, speak=body.speak, whom=body.whom, how=body.how, turn=body.turn))
 
 
 @pages.get("/practice")
-def practice_page(request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        starts = practice.list_starts(session)
-        episodes = practice.my_episodes(session, user)
+def practice_page(request: Request, session: ReadSession, user: Reader) -> Response:
+    starts = practice.list_starts(session)
+    episodes = practice.my_episodes(session, user)
     return render(request, "practice.html", {"user": user, "starts": starts, "episodes": episodes})
 
 
 @pages.get("/practice/{episode_id}")
-def episode_page(episode_id: EpisodeId, request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        view = practice.view(session, user, episode_id)
+def episode_page(episode_id: EpisodeId, request: Request, session: ReadSession, user: Reader) -> Response:
+    view = practice.view(session, user, episode_id)
     return render(request, "practice_episode.html", {"user": user, "view": view})

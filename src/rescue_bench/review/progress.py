@@ -9,7 +9,6 @@ from sqlalchemy import and_, case, distinct, func, select
 from sqlalchemy.orm import Session
 
 from rescue_bench.review.models import (
-    FINAL_LABEL,
     Assignment,
     AuditEntry,
     Comment,
@@ -31,6 +30,7 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     annotator copy's counts and status; a segment whose every copy is fully reviewed while rows await
     adjudication is ``to_adjudicate`` (``ready_to_adjudicate``)."""
     from rescue_bench.review.access import may_see_others
+    from rescue_bench.review.copies import copy_ids_for
 
     seg_query = select(Segment).order_by(Segment.position)
     if not user.is_admin:
@@ -38,11 +38,7 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     segments = session.scalars(seg_query).all()
     if not segments:
         return []
-    ids = [s.id for s in segments]
-    # the copy each segment is counted in: the user's assignment's copy, else the final copy
-    assigned = dict(session.execute(select(Assignment.segment_id, Assignment.copy_id).where(Assignment.user_id == user.id)).all())
-    finals = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.label == FINAL_LABEL)).all())
-    copy_ids = {sid: assigned.get(sid, finals.get(sid)) for sid in ids}
+    copy_ids = copy_ids_for(session, user, segments)  # the copy each segment is counted in
     independent = [s.id for s in segments if s.review_mode == "independent"]
     copies: dict[int, list[dict[str, Any]]] = {}
     own_status: dict[int, tuple[str, str | None]] = {}

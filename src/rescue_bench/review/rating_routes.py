@@ -15,9 +15,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
-from rescue_bench.review import ratings
-from rescue_bench.review.api import RowIndex, require_admin
-from rescue_bench.review.context import state
+from rescue_bench.review import access, ratings
+from rescue_bench.review.api import RowIndex
+from rescue_bench.review.deps import AdminReader, AdminWriter, Reader, ReadSession, Writer, WriteSession
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.pages import render
 from rescue_bench.review.users import list_users
@@ -42,74 +42,98 @@ class RateIn(BaseModel):
     note: str | None = Field(None, max_length=ratings.MAX_NOTE, description="optional remark")
 
 
-@api.get("/ratings")
-def list_sets(request: Request) -> list[dict[str, Any]]:
+class RatingSetOut(BaseModel):
+    id: str
+    title: str
+    items: int
+    rated: int = Field(description="items you rated")
+    rater: bool = Field(description="you rate this questionnaire")
+    name: str | None = Field(None, description="admins only: the set's name")
+    file: str | None = Field(None, description="admins only: the sample file's name")
+    raters: dict[str, int] | None = Field(None, description="admins only: items rated per rater")
+
+
+class CreatedSetOut(BaseModel):
+    id: str
+    items: int
+    raters: list[str]
+
+
+class ItemOut(BaseModel):
+    """A rater's item payload: exactly :data:`rescue_bench.review.ratings.ITEM_KEYS` (a test checks
+    it), never the judge's score or the model's name."""
+
+    set: str
+    title: str
+    position: int
+    items: int
+    task: str
+    task_name: str
+    scenario: str
+    clip: str
+    row: Any
+    rubric: str
+    anchors: list[dict[str, Any]]
+    reference: str
+    answer: str
+    score: int | None
+    note: str | None
+    rated: int
+    next_unrated: int | None
+
+
+@api.get("/ratings", response_model_exclude_unset=True)
+def list_sets(session: ReadSession, user: Reader) -> list[RatingSetOut]:
     """The questionnaires you rate, with your progress (admins: every set, with its name and every rater's progress)."""
-    with state(request).db.read() as session:
-        return ratings.sets_for(session, state(request).auth(session, request))
+    return [RatingSetOut(**s) for s in ratings.sets_for(session, user)]
 
 
 @api.post("/ratings", status_code=201, responses={422: {"description": "a bad sample (file and line named) or an unknown rater"}})
-def create_set(body: QuestionnaireIn, request: Request) -> dict[str, Any]:
+def create_set(body: QuestionnaireIn, session: WriteSession, user: AdminWriter) -> CreatedSetOut:
     """Set up a questionnaire from a sample CSV and its raters (admins; as ``rescue review import-ratings``)."""
     import hashlib
     import tempfile
     from pathlib import Path
 
-    from sqlalchemy import select
-
     from rescue_bench.fileio import atomic_write
     from rescue_bench.judge_ratings import RatingFileError, read_sample_csv
-    from rescue_bench.review.models import User
 
     file_name = Path(body.file_name).name or "sample.csv"
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        require_admin(user)
-        with tempfile.TemporaryDirectory() as folder:  # read_sample_csv reads a file: the one check of a sample
-            path = Path(folder) / "sample.csv"  # the given name only in messages, never as a path
-            atomic_write(path, body.csv)
-            try:
-                items = read_sample_csv(path)
-            except RatingFileError as exc:
-                where = f":{exc.line}" if exc.line is not None else ""
-                raise Invalid(f"{file_name}{where}: {exc.message}", "csv") from None
-        people = list(session.scalars(select(User).where(User.username.in_(body.raters), User.active.is_(True))))
-        missing = sorted(set(body.raters) - {p.username for p in people})
-        if missing:
-            raise Invalid(f"no such active user: {', '.join(missing)}", "raters")
-        digest = hashlib.sha256(body.csv.encode("utf-8")).hexdigest()
-        rating_set = ratings.import_ratings(session, items, name=body.name.strip(), file_name=file_name, sha256=digest, raters=people, by=user)
-        return {"id": rating_set.key, "items": len(items), "raters": sorted(p.username for p in people)}
+    with tempfile.TemporaryDirectory() as folder:  # read_sample_csv reads a file: the one check of a sample
+        path = Path(folder) / "sample.csv"  # the given name only in messages, never as a path
+        atomic_write(path, body.csv)
+        try:
+            items = read_sample_csv(path)
+        except RatingFileError as exc:
+            where = f":{exc.line}" if exc.line is not None else ""
+            raise Invalid(f"{file_name}{where}: {exc.message}", "csv") from None
+    people = access.active_users_named(session, body.raters, field="raters")
+    digest = hashlib.sha256(body.csv.encode("utf-8")).hexdigest()
+    rating_set = ratings.import_ratings(session, items, name=body.name.strip(), file_name=file_name, sha256=digest, raters=people, by=user)
+    return CreatedSetOut(id=rating_set.key, items=len(items), raters=sorted(p.username for p in people))
 
 
 @api.get("/ratings/{set_key}/items/{position}")
-def get_item(set_key: str, position: RowIndex, request: Request) -> dict[str, Any]:
+def get_item(set_key: str, position: RowIndex, session: ReadSession, user: Reader) -> ItemOut:
     """One item: the rubric, the reference annotation, the model's answer and your score."""
-    with state(request).db.read() as session:
-        user = state(request).auth(session, request)
-        rating_set = ratings.get_set(session, user, set_key)
-        return ratings.item_view(session, user, rating_set, position)
+    rating_set = ratings.get_set(session, user, set_key)
+    return ItemOut(**ratings.item_view(session, user, rating_set, position))
 
 
 @api.put("/ratings/{set_key}/items/{position}")
-def rate(set_key: str, position: RowIndex, body: RateIn, request: Request) -> dict[str, Any]:
+def rate(set_key: str, position: RowIndex, body: RateIn, session: WriteSession, user: Writer) -> ItemOut:
     """Give (or change) your 1-5 score of one item."""
-    with state(request).db.write() as session:
-        user = state(request).auth(session, request)
-        rating_set = ratings.get_set(session, user, set_key)
-        return ratings.rate(session, user, rating_set, position, body.score, body.note)
+    rating_set = ratings.get_set(session, user, set_key)
+    return ItemOut(**ratings.rate(session, user, rating_set, position, body.score, body.note))
 
 
-@api.get("/ratings/export", responses={200: {"content": {"text/csv": {}}, "description": "id, task, sample_id, scenario, row, rater, human_score"}})
-def export(request: Request, set: str | None = None) -> Response:  # noqa: A002 - the query parameter's name
+@api.get("/ratings/export", response_class=Response, responses={200: {"content": {"text/csv": {}}, "description": "id, task, sample_id, scenario, row, rater, human_score"}})
+def export(session: ReadSession, user: AdminReader, set: str | None = None) -> Response:  # noqa: A002 - the query parameter's name
     """The scores as the CSV ``rescue agreement score`` reads (admins)."""
     from rescue_bench.judge_ratings import RATINGS_COLUMNS
 
-    with state(request).db.read() as session:
-        require_admin(state(request).auth(session, request))
-        rating_set = ratings.find_set(session, set) if set else None
-        rows = ratings.export_rows(session, rating_set)
+    rating_set = ratings.find_set(session, set) if set else None
+    rows = ratings.export_rows(session, rating_set)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(RATINGS_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -118,34 +142,25 @@ def export(request: Request, set: str | None = None) -> Response:  # noqa: A002 
 
 
 @pages.get("/ratings")
-def ratings_page(request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        sets = ratings.sets_for(session, user)
-        people = [u["username"] for u in list_users(session) if u["active"] and u["role"] != "admin"] if user.is_admin else []
+def ratings_page(request: Request, session: ReadSession, user: Reader) -> Response:
+    sets = ratings.sets_for(session, user)
+    people = [u["username"] for u in list_users(session) if u["active"] and u["role"] != "admin"] if user.is_admin else []
     return render(request, "ratings.html", {"user": user, "sets": sets, "people": people})
 
 
 @pages.get("/ratings/{set_key}")
-def first_open_item(set_key: str, request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        rating_set = ratings.get_set(session, user, set_key)
-        first = ratings.item_view(session, user, rating_set, 1)
+def first_open_item(set_key: str, session: ReadSession, user: Reader) -> Response:
+    rating_set = ratings.get_set(session, user, set_key)
+    first = ratings.item_view(session, user, rating_set, 1)
     position = 1 if first["score"] is None else (first["next_unrated"] or 1)
     return RedirectResponse(f"/ratings/{set_key}/{position}", status_code=303)
 
 
 @pages.get("/ratings/{set_key}/{position}")
-def rating_page(set_key: str, position: RowIndex, request: Request) -> Response:
-    st = state(request)
-    with st.db.read() as session:
-        user = st.auth(session, request)
-        rating_set = ratings.get_set(session, user, set_key)
-        if not 1 <= position <= rating_set.items:
-            raise Invalid(f"this questionnaire has items 1 to {rating_set.items}", "position")
-        view = ratings.item_view(session, user, rating_set, position)
-        can_rate = ratings.is_rater(session, rating_set, user)
+def rating_page(set_key: str, position: RowIndex, request: Request, session: ReadSession, user: Reader) -> Response:
+    rating_set = ratings.get_set(session, user, set_key)
+    if not 1 <= position <= rating_set.items:
+        raise Invalid(f"this questionnaire has items 1 to {rating_set.items}", "position")
+    view = ratings.item_view(session, user, rating_set, position)
+    can_rate = ratings.is_rater(session, rating_set, user)
     return render(request, "rate.html", {"user": user, "item": view, "can_rate": can_rate})

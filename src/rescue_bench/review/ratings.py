@@ -53,9 +53,9 @@ def title(rating_set: RatingSet) -> str:
 @lru_cache(maxsize=4)
 def rubric(task: str) -> tuple[str, tuple[tuple[int, str], ...]]:
     """The judge's rubric for ``task`` (the same text the judge model is given) and its 1-5 anchors."""
-    from rescue_bench.prompts.render import ER_RUBRIC, VP_RUBRIC
+    from rescue_bench.prompts.render import JUDGE_RUBRICS
 
-    text = ER_RUBRIC if task == "er" else VP_RUBRIC
+    text = JUDGE_RUBRICS[task]  # type: ignore[index]  # a sample's tasks are judged ones (read_sample_csv checks)
     anchors = tuple(sorted(((int(n), what.strip().rstrip(".")) for n, what in re.findall(r"\b([1-5]) = ([^;\n]+)", text)), reverse=True))
     return text, anchors
 

@@ -21,10 +21,10 @@ from sqlalchemy.orm import Session
 from rescue_bench.data.load import Problem
 from rescue_bench.data.models import Clip
 from rescue_bench.data.validate import clip_findings
+from rescue_bench.review.copies import export_copies
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import (
     FINAL_LABEL,
-    Assignment,
     AuditEntry,
     Copy,
     ImportBatch,
@@ -199,37 +199,6 @@ def audit_export(session: Session, *, user_id: int | None, clips: int, include_d
     session.add(AuditEntry(at=utcnow(), user_id=user_id, action="export", note=note))
 
 
-def _copy_plan(session: Session, segments: Sequence[Segment], annotator: User | None) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """Which copy each segment is exported from, and its annotator copies when they matter.
-
-    Returns ``(main copy id by segment id, annotator copy ids by segment id)``. Without
-    ``annotator``: the final copy, plus the annotator copies of independent segments (precedence
-    rule 2 needs to know whether there is exactly one). With ``annotator``: their own copy, else the
-    final copy of a shared segment assigned to them; other segments are left out.
-    """
-    ids = [s.id for s in segments]
-    finals = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(ids), Copy.label == FINAL_LABEL)).all())
-    if annotator is None:
-        extra: dict[int, list[int]] = {}
-        independent = [s.id for s in segments if s.review_mode == "independent"]
-        if independent:
-            for segment_id, copy_id in session.execute(
-                select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(independent), Copy.kind == "annotator").order_by(Copy.id)
-            ):
-                extra.setdefault(segment_id, []).append(copy_id)
-        return finals, extra
-    own = dict(session.execute(select(Copy.segment_id, Copy.id).where(Copy.segment_id.in_(ids), Copy.owner_id == annotator.id, Copy.kind == "annotator")).all())
-    shared = set(
-        session.scalars(
-            select(Assignment.segment_id)
-            .join(Copy, Copy.id == Assignment.copy_id)
-            .where(Assignment.user_id == annotator.id, Assignment.segment_id.in_(ids), Copy.label == FINAL_LABEL)
-        )
-    )
-    main = {sid: own[sid] if sid in own else finals[sid] for sid in ids if sid in own or sid in shared}
-    return main, {}
-
-
 def export_clips(
     session: Session,
     *,
@@ -254,7 +223,7 @@ def export_clips(
     segments = session.scalars(query).all()
     for start in range(0, len(segments), 200):
         chunk = segments[start : start + 200]
-        main, extra = _copy_plan(session, chunk, annotator)
+        main, extra = export_copies(session, chunk, annotator)
         if not main:
             continue
         rows = session.execute(

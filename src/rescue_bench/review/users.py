@@ -88,6 +88,11 @@ def end_sessions(session: Session, user_id: int) -> None:
     session.execute(update(User).where(User.id == user_id).values(auth_epoch=User.auth_epoch + 1))
 
 
+def audit_logout(session: Session, user: User, *, client_ip: str | None) -> None:
+    """A ``logout`` entry in the audit log (note: the client's address)."""
+    session.add(AuditEntry(at=utcnow(), user_id=user.id, action="logout", note=client_ip))
+
+
 def list_users(session: Session) -> list[dict[str, Any]]:
     return [
         {"username": u.username, "role": u.role, "active": u.active, "created_at": u.created_at.isoformat()}

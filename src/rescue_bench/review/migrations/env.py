@@ -5,7 +5,6 @@ from __future__ import annotations
 from alembic import context
 
 from rescue_bench.review.models import Base
-from rescue_bench.review.practice import PracticeEpisode  # noqa: F401 - its tables join Base.metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:  # pragma: no cover - the package always passes a connection
