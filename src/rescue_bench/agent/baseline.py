@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ from rescue_bench.baselines.common import answer_text, clip_splits, pool_for, ra
 from rescue_bench.baselines.counting import counting_method, draw
 from rescue_bench.baselines.supervised import supervised_method
 from rescue_bench.data.models import Clip
-from rescue_bench.labels import ITP_LABELS
+from rescue_bench.labels import ITP_LABELS, TASKS
 from rescue_bench.parse import parse_er, parse_itp, parse_ranking, parse_vp
 from rescue_bench.prompts.render import render, render_rows
 from rescue_bench.tasks import BuildOptions, Instance, build_instances
@@ -168,7 +168,7 @@ def baseline_chain_answers(
     chosen = list(points if chosen is None else chosen)
     bopts = build_options(options)
     by_clip = {c.sample_id: c for c in clips}
-    train = {t: build_instances(clips, t, bopts) for t in ("itp", "rpp", "stp", "ssp", "er", "vp")}
+    train = {t: build_instances(clips, t, bopts) for t in TASKS}
 
     when = predict_answers(train["itp"], method, seed=seed) if train["itp"] else {}
     stp_q = {
@@ -210,7 +210,7 @@ def baseline_chain_answers(
 def _states(
     by_clip: dict[str, Clip],
     chosen: Sequence[DecisionPoint],
-    train: dict[str, list[Instance]],
+    train: Mapping[str, list[Instance]],
     bopts: BuildOptions,
     method: str,
     seed: int,

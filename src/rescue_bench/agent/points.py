@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.labels import RANKED_TASKS, THERAPIST, TaskName, patterns, strategies
+from rescue_bench.labels import RANKED_TASKS, TASKS, THERAPIST, TaskName, patterns, strategies
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.instance import CueMode, RowView, instance_id
 from rescue_bench.tasks.itp import build_itp
@@ -39,7 +39,8 @@ from rescue_bench.tasks.stp import resolve_target, strategy_type, target_candida
 AGENT_TASK = "agent"
 """The task name of chain records (``results/agent.jsonl``) and the prefix of point ids."""
 
-SINGLE_TASKS: tuple[TaskName, ...] = ("itp", "rpp", "stp", "ssp", "er", "vp")
+SINGLE_TASKS: tuple[TaskName, ...] = TASKS
+"""Each step of the chain is one benchmark task, scored alone in the single-task ablation: all six."""
 
 
 class EmotionGold(BaseModel):

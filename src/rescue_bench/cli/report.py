@@ -116,6 +116,7 @@ def score_command(
     """Exact-match, |difference| 1 and >= 2, MAE, quadratic kappa and ordinal alpha per task and overall."""
     from rich.table import Table
 
+    from rescue_bench.labels import JUDGED_TASKS
     from rescue_bench.report.agreement import agreement
     from rescue_bench.report.runs import load_run
 
@@ -131,12 +132,12 @@ def score_command(
             _num(s["kappa_quadratic"]), _num(s["krippendorff_alpha_ordinal"]),
         )
 
-    for scope in ("er", "vp", "overall"):
+    for scope in (*JUDGED_TASKS, "overall"):
         add(f"judge-human {scope.upper() if scope != 'overall' else 'overall'}", result[scope])
     for rater, stats in result.get("raters", {}).items():
         add(f"judge-{rater} overall", stats["overall"])
     if result.get("human_human"):
-        for scope in ("er", "vp", "overall"):
+        for scope in (*JUDGED_TASKS, "overall"):
             add(f"human-human {scope.upper() if scope != 'overall' else 'overall'}", result["human_human"][scope])
     paper = result.get("paper_table12") or {}
     if paper.get("samples"):
