@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -168,7 +168,7 @@ def baseline_chain_answers(
     chosen = list(points if chosen is None else chosen)
     bopts = build_options(options)
     by_clip = {c.sample_id: c for c in clips}
-    train = {t: build_instances(clips, t, bopts) for t in TASKS}
+    train: dict[str, list[Instance]] = {t: build_instances(clips, t, bopts) for t in TASKS}
 
     when = predict_answers(train["itp"], method, seed=seed) if train["itp"] else {}
     stp_q = {
@@ -210,7 +210,7 @@ def baseline_chain_answers(
 def _states(
     by_clip: dict[str, Clip],
     chosen: Sequence[DecisionPoint],
-    train: Mapping[str, list[Instance]],
+    train: dict[str, list[Instance]],
     bopts: BuildOptions,
     method: str,
     seed: int,
