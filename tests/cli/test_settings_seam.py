@@ -162,9 +162,6 @@ def test_the_default_model_is_spelled_once():
 
 
 AGENT_KNOBS = ("context", "recent", "neglect_margin", "neglect_min")
-KNOWN_COPIES = {"review/practice.py"}
-"""Left for the review app's owners: the practice catalogue's own sim options (horizon, per_clip,
-context ...) as keyword defaults of ``practice_options``."""
 
 
 def _literal(node: ast.AST | None) -> bool:
@@ -178,7 +175,7 @@ def test_the_agent_defaults_are_declared_once():
     found = []
     for path, tree in _modules():
         rel = path.relative_to(SRC).as_posix()
-        if rel == "agent/options.py" or rel in KNOWN_COPIES:
+        if rel == "agent/options.py":
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -18,7 +18,8 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import command, fail, load_data, table_console
+from rescue_bench.cli._common import command, fail, load_data, setting, table_console
+from rescue_bench.sim.options import SimOptions
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -456,17 +457,20 @@ def export_ratings(
 def import_practice(
     data: Optional[list[Path]] = typer.Argument(None, help="Release file(s) or folder(s). Default: the bundled demo."),
     db: Optional[str] = _db_option(),
-    horizon: int = typer.Option(5, "--horizon", min=1, max=50, help="Decisions per episode."),
-    per_clip: int = typer.Option(1, "--episodes-per-clip", min=1, help="Starts per clip (its decision points, picked evenly)."),
-    gamma: float = typer.Option(0.9, "--gamma", min=0.0, max=1.0, help="Discount of J."),
-    lam: float = typer.Option(1.0, "--lambda", min=0.0, help="Weight of the most distressed client's distress in J."),
+    horizon: int = setting(SimOptions, "horizon", "--horizon"),
+    per_clip: Optional[int] = typer.Option(
+        None, "--episodes-per-clip", min=1, show_default=False,
+        help="Starts per clip (its decision points, picked evenly); default 1 (the practice page's, not sim eval's).",
+    ),
+    gamma: float = setting(SimOptions, "gamma", "--gamma"),
+    lam: float = setting(SimOptions, "lam", "--lambda"),
 ) -> None:
     """Add episode starts to the practice page's catalogue (role cards and states stay on the server)."""
     from rescue_bench.review import operations, practice
 
     clips = load_data(data)
     database = _open(db)
-    added, kept = _service(lambda: operations.import_practice(database, clips, practice.practice_options(horizon=horizon, per_clip=per_clip, gamma=gamma, lam=lam)))
+    added, kept = _service(lambda: operations.import_practice(database, clips, practice.practice_options(horizon=horizon, gamma=gamma, lam=lam, **({"per_clip": per_clip} if per_clip is not None else {}))))
     typer.echo(f"added {added} practice start(s) from {len(clips)} clip(s){f'; {kept} already there, kept as they were' if kept else ''}; people play them at /practice")
 
 

@@ -73,9 +73,15 @@ class StepTaken(ReviewError):
 # ------------------------------------------------------------------------------------------------
 
 
-def practice_options(horizon: int = 5, per_clip: int = 1, context: int = 5, gamma: float = 0.9, lam: float = 1.0) -> SimOptions:
-    """The options a catalogue is imported with (dialogue cue mode, no state step)."""
-    return SimOptions(horizon=horizon, per_clip=per_clip, context=context, gamma=gamma, lam=lam, state=PRACTICE_STATE, mode="dialogue")
+PRACTICE_PER_CLIP = 1
+"""Starts per clip a catalogue takes unless asked for more: people play a few episodes, so one start
+per clip spreads them over the clips (``SimOptions.per_clip``, 2, is for evaluation runs)."""
+
+
+def practice_options(**changes: Any) -> SimOptions:
+    """The options a catalogue is imported with: the closed loop's (``SimOptions``: its defaults and
+    ranges), with ``changes``, :data:`PRACTICE_PER_CLIP`, the dialogue cue mode and no state step."""
+    return SimOptions(**{"per_clip": PRACTICE_PER_CLIP, **changes, "state": PRACTICE_STATE, "mode": "dialogue"})
 
 
 def import_starts(session: Session, clips: Sequence[Any], options: SimOptions) -> tuple[int, int]:
