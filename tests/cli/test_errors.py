@@ -91,6 +91,48 @@ def test_a_key_error_in_agent_eval_is_a_bug_not_bad_input(monkeypatch):
     assert lines == ["error: unexpected KeyError: 'calls' (set RESCUE_DEBUG=1 for details)"], lines
 
 
+def test_a_key_error_in_sim_eval_is_a_bug_not_bad_input(monkeypatch):
+    """`rescue sim eval` caught KeyError and ImportError beside a provider's ValueError: a bug and a
+    missing extra were printed as bad input."""
+    import rescue_bench.engine.sim as sim
+
+    def boom(*args, **kwargs):
+        raise KeyError("episodes")
+
+    monkeypatch.setattr(sim, "run_sim", boom)
+    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
+    result = CliRunner().invoke(app, ["sim", "eval", "--limit", "1", "--out", "unused", "--display", "none"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == ["error: unexpected KeyError: 'episodes' (set RESCUE_DEBUG=1 for details)"], lines
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "argv"),
+    [
+        ("rescue_bench.engine.run", "run_eval", ["eval"]),
+        ("rescue_bench.engine.agent", "run_agent", ["agent", "eval"]),
+        ("rescue_bench.engine.sim", "run_sim", ["sim", "eval"]),
+    ],
+)
+def test_rescue_debug_shows_the_traceback_of_a_provider_error_too(monkeypatch, module, name, argv):
+    """A provider's ValueError (an unknown model API) is one line for users, and under RESCUE_DEBUG=1
+    its traceback, like every other error: the run commands' own catch swallowed it."""
+    import importlib
+
+    error = ValueError("Model API nope is not recognized")
+
+    def boom(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(importlib.import_module(module), name, boom)
+    args = [*argv, "--limit", "1", "--out", "unused", "--display", "none"]
+    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "error: ValueError: Model API nope is not recognized" in result.output, result.output
+    monkeypatch.setenv("RESCUE_DEBUG", "1")
+    assert CliRunner().invoke(app, args).exception is error
+
+
 def test_rescue_debug_lets_the_traceback_through(monkeypatch):
     """RESCUE_DEBUG=1: a bug and a project error alike propagate (their traceback is shown)."""
     import rescue_bench.tasks.build as build

@@ -231,6 +231,23 @@ DisplayOption = Annotated[
 ]
 
 
+RUN_INPUT_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
+"""What a run command reports as bad input although it is no project error: inspect_ai's
+``ValueError`` for a model API it does not know, and an ``OSError`` for a path that cannot be used.
+Nothing broader (a ``KeyError`` is a bug: the guard reports it as unexpected)."""
+
+
+def run_input_error(exc: Exception) -> typer.Exit:
+    """The exit of a run command for a :data:`RUN_INPUT_ERRORS` error: one line ``error: <type>:
+    <first line>``, exit 2; under ``RESCUE_DEBUG=1`` the error itself propagates, with its traceback."""
+    from rescue_bench.errors import debug_enabled
+
+    if debug_enabled():
+        raise exc
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return fail(f"{type(exc).__name__}: {first}")
+
+
 def check_tasks(spec: str) -> list[TaskName]:
     """``--tasks``: the named tasks in canonical order (``all`` = the six); unknown -> exit 2."""
     from rescue_bench.tasks.build import parse_tasks

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.cli._common import (
+    RUN_INPUT_ERRORS,
     BertscoreModel,
     Cache,
     DataOption,
@@ -34,6 +35,7 @@ from rescue_bench.cli._common import (
     check_model,
     command,
     fail,
+    run_input_error,
     setting,
     settings_values,
 )
@@ -135,8 +137,8 @@ def eval_command(
     )
     try:
         result = run_agent(settings, display=display, overwrite=overwrite)
-    except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
-        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    except RUN_INPUT_ERRORS as exc:
+        raise run_input_error(exc) from None
     print_agent_summary(result.summary, f"{model}: support agent chain (state {state}, {mode})")
     calls = result.info.calls or AgentCalls()
     what = "steps answered offline (no model calls)" if is_baseline(model) else "calls"

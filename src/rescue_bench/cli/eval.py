@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    RUN_INPUT_ERRORS,
     Bertscore,
     BertscoreModel,
     Cache,
@@ -35,6 +36,7 @@ from rescue_bench.cli._common import (
     check_tasks,
     fail,
     guard,
+    run_input_error,
     setting,
     settings_values,
 )
@@ -154,8 +156,8 @@ def eval_command(
     )
     try:
         result = run_eval(settings, display=display, overwrite=overwrite)
-    except (ValueError, OSError) as exc:  # an unknown model API (inspect_ai raises ValueError), a bad path
-        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    except RUN_INPUT_ERRORS as exc:
+        raise run_input_error(exc) from None
     summary, run = result.summary, result.info
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
     judged = [t for t in JUDGED_TASKS if t in summary]

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    RUN_INPUT_ERRORS,
     BertscoreModel,
     Cache,
     DataOption,
@@ -31,6 +32,7 @@ from rescue_bench.cli._common import (
     check_mode,
     command,
     fail,
+    run_input_error,
     setting,
     settings_values,
 )
@@ -152,8 +154,8 @@ def eval_command(
     )
     try:
         result = run_sim(settings, display=display)
-    except (ValueError, KeyError, ImportError, OSError) as exc:  # a provider that cannot start, a bad path
-        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    except RUN_INPUT_ERRORS as exc:
+        raise run_input_error(exc) from None
     print_sim_summary(result.summary, f"{model} against the {simulator} simulator (horizon {horizon}, gamma {gamma}, lambda {lam})")
     calls = result.info.calls or SimCalls()
     console.print(
