@@ -63,3 +63,15 @@ def test_any_answer_round_trips(tmp_path_factory, answers):
     path = write_sample(_rows(answers), tmp_path_factory.mktemp("rt") / "sample.csv")
     assert [i["prediction"] for i in read_sample_csv(path)] == answers
     assert len(read_human_csv(path)[0]) == len(answers)
+
+
+def test_a_vp_answer_is_written_as_one_text_and_read_back_one_line_per_viewpoint():
+    from rescue_bench.judge_ratings import answer_text, text_parts
+
+    value = [{"source": "Robin", "target": "Casey", "viewpoint": "feels unheard"}, {"target": "Therapist", "viewpoint": "wants help"}]
+    text = answer_text("vp", value, client="Robin")
+    assert text == "Robin -> Casey: feels unheard | Robin -> Therapist: wants help"
+    assert text_parts("vp", text) == ["Robin -> Casey: feels unheard", "Robin -> Therapist: wants help"]
+    er = answer_text("er", {"emotion": "hurt | angry", "intensity": 4})
+    assert er == "hurt | angry (intensity 4)" and text_parts("er", er) == [er]  # one line whatever it holds
+    assert answer_text("vp", None) == "" and answer_text("er", "not json") == "not json"

@@ -52,6 +52,35 @@ LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _UNQUOTED_BREAKS = LINE_BREAKS - {"\n", "\r"}
 
 
+TEXT_PARTS = " | "
+"""How a VP answer (a list of viewpoints) is one text of the sample: its viewpoints, each as
+``source -> target: viewpoint``, joined with this; the rating page shows them one per line."""
+
+
+def answer_text(task: str, value: Any, client: str | None = None) -> str:
+    """A gold or a prediction as a rater reads it in the sample: ER ``emotion (intensity N)``, VP its
+    viewpoints joined with :data:`TEXT_PARTS` (``client`` is the source of a viewpoint that names
+    none), anything else (an invalid answer's raw value) as it is."""
+    if value is None:
+        return ""
+    if task == "er" and isinstance(value, dict):
+        return f"{value.get('emotion', '')} (intensity {value.get('intensity', '?')})"
+    if task == "vp" and isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, dict):
+                source = item.get("source") or client or ""
+                arrow = f"{source} -> " if source else "-> "
+                parts.append(f"{arrow}{item.get('target', '')}: {item.get('viewpoint', '')}")
+        return TEXT_PARTS.join(parts)
+    return str(value)
+
+
+def text_parts(task: str, text: str) -> list[str]:
+    """The lines a rater sees of a sample text (:func:`answer_text`'s inverse for VP: one per viewpoint)."""
+    return text.split(TEXT_PARTS) if task == "vp" else [text]
+
+
 def _open_csv(path: Path) -> tuple[csv.DictReader[str], list[str]]:
     """The one CSV reader of both files: ``(rows, stripped header)``. The bytes are decoded as they
     are (UTF-8, a BOM allowed) and split into records by the csv module alone, so a quoted cell

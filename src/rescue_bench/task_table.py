@@ -78,6 +78,22 @@ class TaskRule:
     """Judged tasks: ``(record, judge score) -> {field: value}``, the fields that follow the judge score."""
     bert_texts: Callable[[Any], tuple[str, str]] | None = None
     """Judged tasks: the (prediction, reference) texts BERTScore compares for a valid record."""
+    authors_rubric: bool = False
+    """The authors' alternative judge rubric (``--vp-rubric authors``: target 0-2 plus viewpoint
+    0-4, ``judge_authors``) scores this task too; VP only, as in the authors' scripts."""
+
+    def sample_value(self, record: Mapping[str, Any]) -> float:
+        """One number per record for inspect_ai's live display of a sample (the summary is computed
+        from the records): 1/0 for a right/wrong label (ITP) or top-1 (ranked tasks), ER's
+        combined score (its intensity score while the judge's is pending), else the judge score
+        (0 before it arrives)."""
+        if self.binary:
+            return float(record["prediction"] == record["gold"])
+        if self.ranked:
+            return float(bool(record["prediction"]) and record["prediction"][0] == record["gold"])
+        if self.after_judge is not None:  # ER: the judge's score combined with the intensity score
+            return float(record["score"] if record["score"] is not None else record["intensity_score"])
+        return float(record["judge_score"] or 0.0)
 
     @property
     def judged(self) -> bool:
@@ -225,7 +241,7 @@ TASK_TABLE: dict[str, TaskRule] = {
     "vp": TaskRule(
         "vp", "VP", _parse_vp, _vp_extras, _vp_metrics,
         headline=("judge", "bertscore"), headline_metric="judge", top1=None, live="judge",
-        bert_texts=_vp_texts,
+        bert_texts=_vp_texts, authors_rubric=True,
     ),
 }
 """The six tasks' rules, in the paper's order (keys equal :data:`~rescue_bench.labels.TASKS`)."""

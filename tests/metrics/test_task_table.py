@@ -30,12 +30,8 @@ ALLOWED_TASK_TESTS: dict[str, tuple[int, str]] = {
     "baselines/supervised.py": (1, "baseline answers per answer form"),
     # the key of the STP-by-target-role confusion table, not a task
     "report/build.py": (1, "confusion table key 'stp_role'"),
-    # how an ER / VP answer reads as text for a human rater
-    "report/agreement.py": (2, "judged answers shown as text"),
-    # being reworked by other branches at the time of writing: to switch to the table after merging
-    "engine/inspect_tasks.py": (3, "engine: parser per task and the VP authors' rubric (switch to rule(task))"),
-    "engine/evaluate.py": (1, "engine: the VP authors' rubric"),
-    "review/ratings.py": (1, "review: rubric per judged task"),
+    # how an ER / VP answer reads as text for a human rater, written and read back in one place
+    "judge_ratings.py": (3, "judged answers shown as text (below the table)"),
 }
 
 TASK_TEST = re.compile(r"""\btask(["']\])?\s*(==|!=)\s*["']|\btask(["']\])?\s+(not\s+)?in\s+\(\s*["']""")
@@ -153,3 +149,25 @@ def test_pooled_spelling_and_filter():
     assert in_scenario(recs, POOLED) == recs and in_scenario(recs, "family") == [recs[1]]
     recs = [base_record(_inst("itp", k, "yes", scenario=s), '{"answer": "yes"}') for k, s in enumerate(["couple", "family", "family"])]
     assert [summarize(recs)["itp"][s]["n"] for s in ("couple", "family", POOLED)] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"task": "itp", "prediction": "yes", "gold": "yes"}, 1.0),
+        ({"task": "itp", "prediction": "no", "gold": "yes"}, 0.0),
+        ({"task": "rpp", "prediction": ["B", "A"], "gold": "A"}, 0.0),
+        ({"task": "ssp", "prediction": ["A", "B"], "gold": "A"}, 1.0),
+        ({"task": "stp", "prediction": [], "gold": "A"}, 0.0),
+        ({"task": "er", "score": None, "intensity_score": 4.0}, 4.0),  # the judge's score pending
+        ({"task": "er", "score": 3.5, "intensity_score": 4.0}, 3.5),
+        ({"task": "vp", "judge_score": None}, 0.0),
+        ({"task": "vp", "judge_score": 4}, 4.0),
+    ],
+)
+def test_the_live_sample_value_by_hand(record, expected):
+    assert rule(record["task"]).sample_value(record) == expected
+
+
+def test_only_vp_takes_the_authors_rubric():
+    assert [t for t, r in TASK_TABLE.items() if r.authors_rubric] == ["vp"]

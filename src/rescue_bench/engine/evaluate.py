@@ -42,10 +42,11 @@ def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> di
     """The record of a sample that got no answer (the call failed after its retries): invalid."""
     from rescue_bench.engine.inspect_tasks import INSTANCE_FIELDS
     from rescue_bench.scoring import base_record, with_authors_judge
+    from rescue_bench.task_table import rule
 
     record = base_record(instance.model_dump(mode="json", include=set(INSTANCE_FIELDS)), None)
     record["error"] = f"no answer: {error}" if error else "no answer"
-    if record["task"] == "vp" and authors_rubric:
+    if authors_rubric and rule(record["task"]).authors_rubric:
         record = with_authors_judge(record, None)
     return cast(dict[str, Any], record)  # a ResultRow, as the records of the run travel
 

@@ -25,7 +25,7 @@ from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_po
 from rescue_bench.engine.channel import RunChannel, call_slot
 from rescue_bench.engine.feed import TaskFeed
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
-from rescue_bench.labels import RANKED_TASKS, TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.labels import TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
 from rescue_bench.records import ResultRow
 from rescue_bench.scoring import base_record, with_authors_judge, with_judge
@@ -65,14 +65,7 @@ def instance_sample(instance: Instance) -> Sample:
 
 def primary_value(record: ResultRow) -> float:
     """One number per sample for inspect's live display (the summary is computed separately)."""
-    task, pred, gold = record["task"], record["prediction"], record["gold"]
-    if task == "itp":
-        return float(pred == gold)
-    if task in RANKED_TASKS:
-        return float(bool(pred) and pred[0] == gold)
-    if task == "er":
-        return float(record["score"] if record["score"] is not None else record["intensity_score"])
-    return float(record["judge_score"] or 0.0)
+    return rule(record["task"]).sample_value(record)
 
 
 def judge_failure(record: ResultRow, exc: BaseException, authors: bool = False) -> ResultRow:
@@ -171,7 +164,7 @@ def rescue_scorer(
         raw = output.completion if output is not None and not output.error and output.choices else None
         record = base_record(inst, raw)
         judge = grader() if rule(record["task"]).judged else None
-        authors = record["task"] == "vp" and vp_rubric == "authors"
+        authors = rule(record["task"]).authors_rubric and vp_rubric == "authors"
         try:
             if judge is not None and authors:
                 parts, flagged = (None, False)

@@ -43,6 +43,7 @@ from rescue_bench.judge_ratings import (
     RATER_COLUMN,
     SAMPLE_COLUMNS,
     SCORES,
+    answer_text,
     read_human_csv,
     read_sample_csv,
     write_sample,
@@ -277,22 +278,6 @@ def _allocate(total: int, sizes: dict[Any, int], *, at_least_one: bool) -> dict[
     return alloc
 
 
-def _text(task: str, value: Any, client: str | None = None) -> str:
-    if value is None:
-        return ""
-    if task == "er" and isinstance(value, dict):
-        return f"{value.get('emotion', '')} (intensity {value.get('intensity', '?')})"
-    if task == "vp" and isinstance(value, list):
-        parts = []
-        for item in value:
-            if isinstance(item, dict):
-                source = item.get("source") or client or ""
-                arrow = f"{source} -> " if source else "-> "
-                parts.append(f"{arrow}{item.get('target', '')}: {item.get('viewpoint', '')}")
-        return " | ".join(parts)
-    return str(value)
-
-
 def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, Any]]:
     """Up to ``n`` judged ER/VP records, stratified by task and judge score, as CSV rows.
 
@@ -337,8 +322,8 @@ def stratified_sample(run: Run, n: int = 100, seed: int = 0) -> list[dict[str, A
                 "sample_id": r["sample_id"],
                 "scenario": r["scenario"],
                 "row": r["row"],
-                "gold": _text(r["task"], r["gold"]),
-                "prediction": _text(r["task"], r["prediction"], r.get("client")),
+                "gold": answer_text(r["task"], r["gold"]),
+                "prediction": answer_text(r["task"], r["prediction"], r.get("client")),
                 "judge_score": r["judge_score"],
                 "human_score": "",
             }

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
+from rescue_bench.judge_ratings import text_parts
 from rescue_bench.review import access, ratings
 from rescue_bench.review.api import RowIndex
 from rescue_bench.review.deps import AdminReader, AdminWriter, Reader, ReadSession, Writer, WriteSession
@@ -163,4 +164,6 @@ def rating_page(set_key: str, position: RowIndex, request: Request, session: Rea
         raise Invalid(f"this questionnaire has items 1 to {rating_set.items}", "position")
     view = ratings.item_view(session, user, rating_set, position)
     can_rate = ratings.is_rater(session, rating_set, user)
-    return render(request, "rate.html", {"user": user, "item": view, "can_rate": can_rate})
+    # the sample's VP texts hold their viewpoints joined: shown one per line
+    parts = {f"{side}_parts": text_parts(view["task"], view[side] or "") for side in ("reference", "answer")}
+    return render(request, "rate.html", {"user": user, "item": view, "can_rate": can_rate, **parts})
