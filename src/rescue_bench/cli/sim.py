@@ -210,8 +210,8 @@ def fidelity_command(
     )
     try:
         summary = run_fidelity(settings, display=display).summary
-    except (ValueError, KeyError, ImportError, OSError) as exc:
-        raise fail(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    except RUN_INPUT_ERRORS as exc:
+        raise run_input_error(exc) from None
     per = summary["fidelity"]
     console.print(f"[bold]{escape(simulator)}: first step against the real next turn[/bold]")
     table = Table(show_edge=False)
