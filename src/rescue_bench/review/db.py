@@ -163,6 +163,13 @@ def make_engine(url: str | URL | None, **kwargs: Any) -> Engine:
                 raise DatabaseError(f"folder of the SQLite file does not exist: {parent}")
             if not Path(url.database).expanduser().exists():
                 private_sqlite_file(url)  # a new database file is private from its first byte
+        # No cap on connections (a SQLite connection is an open file): a request's session may hold
+        # its connection while it waits for this process's writer lock, and with a capped pool
+        # (SQLAlchemy's default, 5 + 10) the lock's holder then waits for a connection that the
+        # waiters hold: 50 annotators stalled every request for the pool's 30 s timeout.
+        if url.database and url.database != ":memory:":  # (an in-memory database has one connection per thread)
+            kwargs.setdefault("pool_size", 10)
+            kwargs.setdefault("max_overflow", -1)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **kwargs)
         _sqlite_pragmas(engine)
         return engine
