@@ -239,7 +239,7 @@ class Bench:
         base = ("--tasks", task, *judge, "--workers", "1", "--display", "none", "--no-bertscore", *extra)
         out, _ = self.fresh(f"task-{task}")
         ours, calls, _ = self.per_call(
-            self.eval_cmd(out, *base, data=data), self.eval_cmd(out, *base, "--limit", "1", data=data), f"rescue eval --tasks {task}", keep=True
+            self.eval_cmd(out, *base, "--overwrite", data=data), self.eval_cmd(out, *base, "--limit", "1", "--overwrite", data=data), f"rescue eval --tasks {task}", keep=True
         )
         prompts = self.tmp / f"prompts-{task}-{self.n}.jsonl"
         sent = responder.messages
