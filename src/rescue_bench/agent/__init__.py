@@ -12,8 +12,9 @@ inspect_ai; ``rescue agent eval`` is the command.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rescue_bench.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rescue_bench.agent.ablation import (
@@ -96,11 +97,4 @@ _MODULES = ('options', 'points', 'answers', 'chain', 'prompts', 'record', 'metri
 """The package's modules, in the order a name is looked up in them."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        for module in _MODULES:
-            found = importlib.import_module(f"{__name__}.{module}")
-            if name in vars(found):
-                globals()[name] = value = vars(found)[name]
-                return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, __all__, _MODULES)

@@ -12,10 +12,11 @@ objective and metrics (``objective``), and the simulator's fidelity to the real 
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from rescue_bench.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rescue_bench.sim.agents import REFERENCE_AGENTS, StrategyPrior, agent_kind, observed_distress
@@ -66,14 +67,7 @@ _MODULES = ("options", "state", "scripted", "agents", "cards", "episode", "objec
 """The package's modules, in the order a name is looked up in them."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        for module in _MODULES:
-            found = importlib.import_module(f"{__name__}.{module}")
-            if name in vars(found):
-                globals()[name] = value = vars(found)[name]
-                return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, __all__, _MODULES)
 
 
 class _Package(types.ModuleType):
