@@ -75,6 +75,17 @@ def test_every_json_route_declares_and_returns_a_pydantic_model(app):
     assert not problems, "\n".join(problems)
 
 
+def test_every_route_builds_its_answer_in_the_handler_thread(app):
+    """A router made without ``routing.make_router`` validates a sync handler's answer in a second pool
+    thread while the handler's session is still open: that hung the server (``review/routing.py``)."""
+    from rescue_bench.review.routing import AnswerInThread
+
+    routes = [r for r in _routes(app.routes) if isinstance(r, APIRoute)]
+    assert len(routes) >= 40
+    # the OpenAPI document and its page: declared on the app itself, and they answer a Response
+    assert [r.path for r in routes if not isinstance(r, AnswerInThread)] == ["/api/openapi.json", "/api/docs"]
+
+
 def test_no_route_module_builds_a_json_response_itself():
     """``JSONResponse(...)`` in a handler skips the response model's validation. Only ``app.py`` builds
     them: the guard's refusals, the error handlers and the OpenAPI document (not one of the models)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,7 @@ from rescue_bench.review.deps import (
 )
 from rescue_bench.review.errors import WrongCredentials
 from rescue_bench.review.limits import MAX_DB_INT
+from rescue_bench.review.routing import make_router
 from rescue_bench.review.security import verify_password
 
 API_DESCRIPTION = """
@@ -37,7 +38,7 @@ changed `fields`; if someone saved the row since, the answer is **409** with the
 404); admins see everything.
 """.strip()
 
-router = APIRouter(prefix="/api", tags=["api"])
+router = make_router(prefix="/api", tags=["api"])
 
 RowIndex = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="the row's 1-based position")]
 """A row number of a URL: past what a database integer holds is 422, never a 500."""

@@ -2,11 +2,27 @@
 read session, a write session (one transaction), the logged-in user and an admin.
 
 A handler declares what it needs in its signature (``session: WriteSession, user: Writer``) instead of
-opening a session and checking the cookie itself. The user dependencies check the cookie and load the user in a short session of their own (see
-:func:`_user` for why not in the handler's), so the handler's session, and for a write SQLite's
-writer lock, is taken only when the handler first uses it, in the handler's own thread.
-Sessions end with the handler (``scope="function"``): a write is committed, or rolled back on an
-error, *before* the response is sent, so a failed commit is never answered with a success.
+opening a session and checking the cookie itself. Sessions end with the handler (``scope="function"``):
+a write is committed, or rolled back on an error, *before* the response is sent, so a failed commit
+is never answered with a success.
+
+The rule that keeps the server from stalling: **nothing waits for a pool thread while it holds a
+pooled connection or SQLite's writer lock.** FastAPI runs each sync dependency, the handler and
+(for a model) the answer in separate pool threads; a request holding a connection or the lock
+while it queues for a thread, behind threads that wait for that connection or lock, never gets one
+(measured twice: "QueuePool limit reached" after 30 s at 50 annotators, and a server hung for good
+by 50 simultaneous comments). Hence:
+
+- a session is created on the event loop (no I/O) and closed in a worker thread outside the pool's
+  limit (as FastAPI closes its own generator dependencies);
+- a write session takes its transaction (and the lock) in the handler's own thread, at first use;
+- :data:`Reader` loads the user in the handler's read session and ends that read transaction before
+  the handler runs, so its connection goes back to the pool across the hop;
+- :data:`Writer` checks the user in a short read session of its own, never in the write session;
+- the answer is built in the handler's thread (:mod:`rescue_bench.review.routing`).
+
+Each trip to the pool costs 122 us of CPU on the 2-CPU benchmark machine: a row read makes two
+(the user, the handler), as few as dependencies allow (``tests/review/test_threads.py`` counts them).
 
 Kept apart from :mod:`rescue_bench.review.app` so the route modules (``api``, ``pages``) and the app
 that mounts them import one way: app -> api, pages -> deps.
@@ -14,9 +30,12 @@ that mounts them import one way: app -> api, pages -> deps.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Annotated
 
+import anyio
+import anyio.to_thread
 from fastapi import Depends, Request, Response
 from sqlalchemy.orm import Session
 
@@ -106,13 +125,28 @@ AppState = Annotated[State, Depends(_state)]
 """Settings, database, cookie signer, assets (for the handlers that open their own transactions)."""
 
 
-def _read_session(st: AppState) -> Iterator[Session]:
-    with st.db.read() as session:
+@asynccontextmanager
+async def _opened_on_the_loop(open_session: Callable[[], AbstractContextManager[Session]]) -> AsyncIterator[Session]:
+    """Enter the session's context on the event loop (a new session does no I/O) and exit it (commit
+    or roll back, close) in a worker thread outside the pool's limit, under a limiter of its own."""
+    context = open_session()
+    session = context.__enter__()
+    try:
+        yield session
+    except BaseException as exc:
+        if not await anyio.to_thread.run_sync(context.__exit__, type(exc), exc, exc.__traceback__, limiter=anyio.CapacityLimiter(1)):
+            raise
+    else:
+        await anyio.to_thread.run_sync(context.__exit__, None, None, None, limiter=anyio.CapacityLimiter(1))
+
+
+async def _read_session(st: AppState) -> AsyncIterator[Session]:
+    async with _opened_on_the_loop(st.db.read) as session:
         yield session
 
 
-def _write_session(st: AppState) -> Iterator[Session]:
-    with st.db.write_on_first_use() as session:  # the lock in the handler's thread: see that method
+async def _write_session(st: AppState) -> AsyncIterator[Session]:
+    async with _opened_on_the_loop(st.db.write_on_first_use) as session:  # the lock at first use: see that method
         yield session
 
 
@@ -123,20 +157,25 @@ WriteSession = Annotated[Session, Depends(_write_session, scope="function")]
 error's answer is sent); both before the response leaves."""
 
 
-def _user(request: Request, st: AppState) -> User:
-    # Checked in a short session of its own, never in the handler's: FastAPI runs this dependency,
-    # the handler and the session's exit in different pool threads, so a connection (or SQLite's
-    # writer lock) taken here would be held while the request waits for a thread; with every pool
-    # thread waiting for a connection (or the lock) in turn, the server stalls until the pool's
-    # timeout (measured: 50 annotators, "QueuePool limit ... reached" after 30 s). The handler's
-    # session takes its connection in the handler's own thread, and the exit needs no pool thread.
+def _reader(request: Request, st: AppState, session: ReadSession) -> User:
+    user = st.auth(session, request)
+    # End the read transaction here (the user stays loaded: the sessions do not expire on commit):
+    # its connection goes back to the pool before the request queues for the handler's thread.
+    session.commit()
+    return user
+
+
+def _writer(request: Request, st: AppState) -> User:
+    # A short read session of its own, never the write session: that would take the transaction (on
+    # SQLite, the writer lock) in this thread and hold it across the hop to the handler's.
     return st.user(request)
 
 
-Reader = Annotated[User, Depends(_user)]
-"""The logged-in user (401, or the login page for pages); its id, name and role are loaded."""
-Writer = Reader
-"""The same check, named for handlers that write (the user is checked before the write begins)."""
+Reader = Annotated[User, Depends(_reader)]
+"""The logged-in user (401, or the login page for pages), loaded in the handler's :data:`ReadSession`."""
+Writer = Annotated[User, Depends(_writer)]
+"""The same check for handlers that write: the user is checked, in a read session of its own, before
+the write begins (a user detached from any session)."""
 
 
 async def _admin_reader(user: Reader) -> User:

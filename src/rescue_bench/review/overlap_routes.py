@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
@@ -20,9 +20,10 @@ from rescue_bench.review.fields import FIELDS, compact
 from rescue_bench.review.limits import MAX_DB_INT
 from rescue_bench.review.models import REVIEW_MODES, Segment
 from rescue_bench.review.pages import adjudication_media, render
+from rescue_bench.review.routing import make_router
 
-api = APIRouter(prefix="/api", tags=["overlap and agreement"])
-pages = APIRouter(include_in_schema=False)
+api = make_router(prefix="/api", tags=["overlap and agreement"])
+pages = make_router(include_in_schema=False)
 
 
 class OverlapIn(BaseModel):

@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 import jinja2
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
@@ -17,9 +17,10 @@ from rescue_bench.review.deps import AppState, AuthError, Reader, ReadSession, s
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
 from rescue_bench.review.models import REVIEW_MODES, dumps
+from rescue_bench.review.routing import make_router
 from rescue_bench.review.security import safe_next
 
-router = APIRouter(include_in_schema=False)
+router = make_router(include_in_schema=False)
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("rescue_bench.review", "templates"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import Path, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
@@ -18,9 +18,10 @@ from rescue_bench.review import practice
 from rescue_bench.review.deps import Reader, ReadSession, Writer, WriteSession
 from rescue_bench.review.limits import MAX_DB_INT
 from rescue_bench.review.pages import render
+from rescue_bench.review.routing import make_router
 
-api = APIRouter(prefix="/api/practice", tags=["practice"])
-pages = APIRouter(include_in_schema=False)
+api = make_router(prefix="/api/practice", tags=["practice"])
+pages = make_router(include_in_schema=False)
 
 # ids and step numbers past a database integer are a 422, never a driver overflow (a 500)
 EpisodeId = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="an episode of yours")]

@@ -11,7 +11,7 @@ import csv
 import io
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
@@ -21,10 +21,11 @@ from rescue_bench.review.api import RowIndex
 from rescue_bench.review.deps import AdminReader, AdminWriter, Reader, ReadSession, Writer, WriteSession
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.pages import render
+from rescue_bench.review.routing import make_router
 from rescue_bench.review.users import list_users
 
-api = APIRouter(prefix="/api", tags=["rating questionnaire"])
-pages = APIRouter(include_in_schema=False)
+api = make_router(prefix="/api", tags=["rating questionnaire"])
+pages = make_router(include_in_schema=False)
 
 
 MAX_SAMPLE_CHARS = 5_000_000

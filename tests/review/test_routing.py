@@ -1,0 +1,104 @@
+"""``review.routing``: a sync handler's answer built in its own thread, and otherwise the same answer
+FastAPI's own route gives (the oracle: the same handlers on a plain ``APIRouter``)."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi import APIRouter, FastAPI, Response
+from fastapi.exceptions import ResponseValidationError
+from fastapi.testclient import TestClient
+from pydantic import BaseModel
+
+from rescue_bench.review.routing import AnswerInThread, make_router
+
+
+class Item(BaseModel):
+    name: str
+    size: int = 0
+    note: str | None = None
+
+
+def _handlers(router: APIRouter) -> None:
+    @router.get("/item")
+    def item() -> Item:
+        return Item(name="a", size=2)
+
+    @router.get("/items")
+    def items() -> list[Item]:
+        return [Item(name="a"), Item(name="b", note="n")]
+
+    @router.get("/unset", response_model_exclude_unset=True)
+    def unset() -> Item:
+        return Item.model_validate({"name": "only the name"})
+
+    @router.post("/created", status_code=201)
+    def created() -> Item:
+        return Item(name="new")
+
+    @router.get("/cookie")
+    def cookie(response: Response) -> Item:
+        response.set_cookie("k", "v", httponly=True)
+        response.headers["X-Extra"] = "1"
+        return Item(name="with a cookie")
+
+    @router.get("/status")
+    def status(response: Response) -> Item:
+        response.status_code = 202
+        return Item(name="accepted")
+
+    @router.get("/dict", response_model=Item)
+    def from_dict() -> dict:
+        return {"name": "from a dict", "size": "3", "ignored": True}
+
+    @router.get("/raw")
+    def raw() -> Response:
+        return Response("raw", media_type="text/plain")
+
+    @router.get("/async")
+    async def run_async() -> Item:
+        return Item(name="async")
+
+    @router.get("/wrong", response_model=Item)
+    def wrong() -> dict:
+        return {"size": "not a number"}
+
+
+def _app(router: APIRouter) -> FastAPI:
+    _handlers(router)
+    app = FastAPI()
+    app.include_router(router)
+    return app
+
+
+@pytest.fixture(scope="module")
+def clients() -> tuple[TestClient, TestClient]:
+    return TestClient(_app(make_router())), TestClient(_app(APIRouter()))
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/item"), ("GET", "/items"), ("GET", "/unset"), ("POST", "/created"), ("GET", "/cookie"), ("GET", "/status"), ("GET", "/dict"), ("GET", "/raw"), ("GET", "/async")])
+def test_the_answer_is_fastapis_answer(clients, method, path):
+    ours, fastapis = (c.request(method, path) for c in clients)
+    assert (ours.status_code, ours.content) == (fastapis.status_code, fastapis.content)
+    assert ours.headers.get("content-type") == fastapis.headers.get("content-type")
+    assert ours.headers.get_list("set-cookie") == fastapis.headers.get_list("set-cookie")
+    assert ours.headers.get("x-extra") == fastapis.headers.get("x-extra")
+
+
+def test_a_wrong_answer_is_refused_as_fastapi_refuses_it(clients):
+    for client in clients:
+        with pytest.raises(ResponseValidationError) as caught:
+            client.get("/wrong")
+        assert {e["loc"][-1] for e in caught.value.errors()} >= {"name", "size"}
+
+
+def test_only_sync_handlers_that_answer_a_model_are_wrapped():
+    router = make_router()
+    _handlers(router)
+    wrapped = {r.path for r in router.routes if isinstance(r, AnswerInThread) and hasattr(r.endpoint, "__wrapped__")}
+    assert wrapped == {"/item", "/items", "/unset", "/created", "/cookie", "/status", "/dict", "/wrong"}
+
+
+def test_the_openapi_document_is_fastapis(clients):
+    ours, fastapis = (c.app.openapi() for c in clients)
+    assert ours == fastapis
+    assert ours["paths"]["/items"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["items"] == {"$ref": "#/components/schemas/Item"}

@@ -1,0 +1,91 @@
+"""How a request uses the worker threads, counted in process (``anyio.to_thread.run_sync`` is the one
+door to them).
+
+Two rules, both measured:
+
+- nothing waits for a pool thread while a session holds a connection or SQLite's writer lock: the
+  answer is built in the handler's own thread, and a session is closed outside the pool's limit
+  (when the answer waited for a pool thread, 50 simultaneous comments hung the server for good:
+  ``test_concurrency.py``);
+- a request takes as few trips as the dependencies need: each trip cost 122 us of CPU on the
+  2-CPU benchmark machine, and the stop that moved the handlers onto dependencies had raised a row
+  read from 1 trip to 5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import anyio.to_thread
+import httpx
+import pytest
+
+from tests.review.helpers import COUPLE, DEMO, PASSWORD, setup_database
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from rescue_bench.review.app import create_app
+    from rescue_bench.review.config import ReviewConfig
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('threads') / 'review.db'}"
+    setup_database(url, users={"alice": "annotator"}, clips_file=DEMO, assign={"alice": [COUPLE[0]]})
+    return create_app(ReviewConfig(db_url=url))
+
+
+def _trips(app: Any, monkeypatch: pytest.MonkeyPatch, method: str, path: str, **kw: Any) -> tuple[int, Counter[str]]:
+    """Log in, then send one request and count its trips: ``pool`` (the shared thread limit that
+    handlers and sync dependencies queue for) and ``outside`` (a limiter of its own)."""
+    trips: Counter[str] = Counter()
+    real = anyio.to_thread.run_sync
+
+    async def counted(func: Any, *args: Any, limiter: Any = None, **kwargs: Any) -> Any:
+        trips["pool" if limiter is None else "outside"] += 1
+        return await real(func, *args, limiter=limiter, **kwargs)
+
+    async def run() -> int:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            login = await client.post("/api/login", json={"username": "alice", "password": PASSWORD})
+            assert login.status_code == 200, login.text
+            headers = {"X-CSRF-Token": login.json()["csrf_token"]}
+            seg = next(s for s in (await client.get("/api/segments")).json() if s["segment_id"] == COUPLE[0])
+            url = path.format(seg=seg["id"])
+            if method == "PUT":
+                kw["json"]["version"] = (await client.get(f"/api/segments/{seg['id']}/rows/1")).json()["version"]
+            monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+            try:
+                resp = await client.request(method, url, headers=headers, **kw)
+            finally:
+                monkeypatch.setattr(anyio.to_thread, "run_sync", real)
+            return resp.status_code
+
+    return asyncio.run(run()), trips
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "pool", "outside"),
+    [
+        # the user (a sync dependency), the handler; the read session closed outside the limit
+        ("GET", "/api/segments/{seg}/rows/1", None, 200, 2, 1),
+        ("GET", "/segments/{seg}/rows/1", None, 200, 2, 1),
+        ("GET", "/api/segments/{seg}", None, 200, 2, 1),
+        # the save opens its own transactions: the handler only
+        ("PUT", "/api/segments/{seg}/rows/1", {"fields": {"tone_of_voice": "calm"}}, 200, 1, 0),
+        # the user (checked in a short read session of its own), the handler; the commit outside
+        ("POST", "/api/segments/{seg}/comments", {"text": "a comment"}, 201, 2, 1),
+    ],
+)
+def test_a_request_waits_for_the_pool_only_for_its_dependencies_and_handler(app, monkeypatch, method, path, body, status, pool, outside):
+    kw = {"json": dict(body)} if body is not None else {}
+    code, trips = _trips(app, monkeypatch, method, path, **kw)
+    assert code == status
+    assert (trips["pool"], trips["outside"]) == (pool, outside), dict(trips)
+
+
+def test_the_counting_sees_trips(app, monkeypatch):
+    """The counter itself: the login page (a sync handler, no dependency that needs a thread) is one trip."""
+    assert _trips(app, monkeypatch, "GET", "/login")[1] == Counter(pool=1)
+    assert sum(_trips(app, monkeypatch, "GET", "/api/segments/{seg}")[1].values()) > 1
+
