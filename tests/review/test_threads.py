@@ -89,3 +89,36 @@ def test_the_counting_sees_trips(app, monkeypatch):
     assert _trips(app, monkeypatch, "GET", "/login")[1] == Counter(pool=1)
     assert sum(_trips(app, monkeypatch, "GET", "/api/segments/{seg}")[1].values()) > 1
 
+
+
+def test_only_sqlites_uncapped_pool_counts_as_never_waiting(tmp_path):
+    from rescue_bench.review.db import Database
+
+    url = f"sqlite:///{tmp_path / 'review.db'}"
+    assert Database(url).connections_never_wait
+    assert not Database(url, pool_size=1, max_overflow=0).connections_never_wait
+
+
+def test_a_capped_pool_serves_more_readers_than_threads_and_connections(app, monkeypatch):
+    """One connection, two pool threads, twenty simultaneous reads. A reader that kept its connection
+    while queueing for the handler's thread would leave both threads waiting for that connection
+    (each read then fails after the pool's timeout); ending the read first, every one is answered."""
+    from rescue_bench.review.db import Database
+
+    st = app.state.review
+    capped = Database(st.db.url, pool_size=1, max_overflow=0, pool_timeout=3)
+    monkeypatch.setattr(st, "db", capped)
+
+    async def run() -> list[int]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 2
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            login = await client.post("/api/login", json={"username": "alice", "password": PASSWORD})
+            assert login.status_code == 200, login.text
+            seg = next(s for s in (await client.get("/api/segments")).json() if s["segment_id"] == COUPLE[0])
+            answers = await asyncio.gather(*(client.get(f"/api/segments/{seg['id']}/rows/{1 + i % 5}") for i in range(20)))
+            return [a.status_code for a in answers]
+
+    try:
+        assert asyncio.run(run()) == [200] * 20
+    finally:
+        capped.dispose()

@@ -16,8 +16,9 @@ by 50 simultaneous comments). Hence:
 - a session is created on the event loop (no I/O) and closed in a worker thread outside the pool's
   limit (as FastAPI closes its own generator dependencies);
 - a write session takes its transaction (and the lock) in the handler's own thread, at first use;
-- :data:`Reader` loads the user in the handler's read session and ends that read transaction before
-  the handler runs, so its connection goes back to the pool across the hop;
+- :data:`Reader` loads the user in the handler's read session; where taking a connection can wait
+  (PostgreSQL's capped pool) it ends that read before the handler runs, so the connection goes back
+  to the pool across the hop;
 - :data:`Writer` checks the user in a short read session of its own, never in the write session;
 - the answer is built in the handler's thread (:mod:`rescue_bench.review.routing`).
 
@@ -159,9 +160,12 @@ error's answer is sent); both before the response leaves."""
 
 def _reader(request: Request, st: AppState, session: ReadSession) -> User:
     user = st.auth(session, request)
-    # End the read transaction here (the user stays loaded: the sessions do not expire on commit):
-    # its connection goes back to the pool before the request queues for the handler's thread.
-    session.commit()
+    if not st.db.connections_never_wait:
+        # End the read here (the user stays loaded: the sessions do not expire on commit), so its
+        # connection goes back to the pool before the request queues for the handler's thread.
+        # SQLite's pool never makes anyone wait, so there the handler goes on in the same read
+        # (one BEGIN and one checkout fewer: 0.1-0.15 ms of the ~1.3 ms of a row read).
+        session.commit()
     return user
 
 
