@@ -3,13 +3,16 @@ FastAPI's own route gives (the oracle: the same handlers on a plain ``APIRouter`
 
 from __future__ import annotations
 
+import threading
+from typing import Annotated
+
 import pytest
-from fastapi import APIRouter, FastAPI, Response
+from fastapi import APIRouter, Depends, FastAPI, Response
 from fastapi.exceptions import ResponseValidationError
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from rescue_bench.review.routing import AnswerInThread, make_router
+from rescue_bench.review.routing import InThread, MadeInThread, make_router
 
 
 class Item(BaseModel):
@@ -91,11 +94,38 @@ def test_a_wrong_answer_is_refused_as_fastapi_refuses_it(clients):
         assert {e["loc"][-1] for e in caught.value.errors()} >= {"name", "size"}
 
 
-def test_only_sync_handlers_that_answer_a_model_are_wrapped():
+def test_every_sync_handler_is_wrapped_and_async_ones_are_left_to_fastapi():
     router = make_router()
     _handlers(router)
-    wrapped = {r.path for r in router.routes if isinstance(r, AnswerInThread) and hasattr(r.endpoint, "__wrapped__")}
-    assert wrapped == {"/item", "/items", "/unset", "/created", "/cookie", "/status", "/dict", "/wrong"}
+    wrapped = {r.path for r in router.routes if isinstance(r, InThread) and hasattr(r.endpoint, "__wrapped__")}
+    assert wrapped == {"/item", "/items", "/unset", "/created", "/cookie", "/status", "/dict", "/raw", "/wrong"}
+
+
+_made: list[int] = []
+
+
+class _Ident(MadeInThread):
+    def make(self) -> int:
+        _made.append(threading.get_ident())
+        return _made[-1]
+
+
+async def _ident() -> int:
+    return _Ident()  # type: ignore[return-value]
+
+
+def test_a_value_made_in_thread_is_made_in_the_handlers_thread_before_it_runs():
+    made = _made
+    router = make_router()
+
+    @router.get("/thread")
+    def where(ident: Annotated[int, Depends(_ident)]) -> Item:
+        return Item(name="thread", size=int(ident == threading.get_ident()))
+
+    app = FastAPI()
+    app.include_router(router)
+    assert TestClient(app).get("/thread").json() == {"name": "thread", "size": 1, "note": None}
+    assert len(made) == 1 and made[0] != threading.get_ident()  # a worker thread, not the test's
 
 
 def test_the_openapi_document_is_fastapis(clients):

@@ -32,6 +32,7 @@ from rescue_bench.review.db import Database, check_schema
 from rescue_bench.review.deps import AdminReader, AuthError, State
 from rescue_bench.review.errors import Conflict, ReviewError, Throttled
 from rescue_bench.review.limits import MAX_DEPTH, field_of, value_problem
+from rescue_bench.review.routing import make_router
 from rescue_bench.review.security import CSRF_HEADER, csrf_matches
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -314,11 +315,13 @@ def _mount_docs(app: FastAPI) -> None:
     static = Path(str(resources.files("fastapi_offline").joinpath("static")))
     app.mount("/api/docs-static", StaticFiles(directory=str(static)), name="docs-static")
 
-    @app.get("/api/openapi.json", include_in_schema=False)
+    docs_routes = make_router(include_in_schema=False)  # an InThread router: AdminReader is made there
+
+    @docs_routes.get("/api/openapi.json")
     def openapi(user: AdminReader) -> Response:
         return JSONResponse(app.openapi())  # the schema itself: a document, not one of the API's models
 
-    @app.get("/api/docs", include_in_schema=False)
+    @docs_routes.get("/api/docs")
     def docs(user: AdminReader) -> Response:
         return get_swagger_ui_html(
             openapi_url="/api/openapi.json",
@@ -327,6 +330,8 @@ def _mount_docs(app: FastAPI) -> None:
             swagger_css_url="/api/docs-static/swagger-ui.css",
             swagger_favicon_url="/static/favicon.svg",
         )
+
+    app.include_router(docs_routes)
 
 
 def app_from_env() -> FastAPI:

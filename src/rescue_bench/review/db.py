@@ -28,7 +28,6 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import QueuePool
 
 from rescue_bench.errors import RescueError
 
@@ -211,14 +210,6 @@ class Database:
         # (measured with 50 annotators: save p95 618 ms with polling). Other processes on the same
         # file still wait through busy_timeout. PostgreSQL needs no such lock.
         self._write_lock = threading.Lock() if is_sqlite(self.url) else None
-
-    @property
-    def connections_never_wait(self) -> bool:
-        """True when taking a connection from the pool never waits (SQLite's uncapped pool): only then
-        may a request hold one while it queues for a thread (see ``review/deps.py``). Read from the
-        pool itself; should SQLAlchemy rename the attribute, this answers False, the safe side."""
-        pool = self.engine.pool
-        return isinstance(pool, QueuePool) and getattr(pool, "_max_overflow", 0) < 0
 
     @property
     def single_writer(self) -> bool:

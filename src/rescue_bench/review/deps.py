@@ -6,24 +6,21 @@ opening a session and checking the cookie itself. Sessions end with the handler 
 a write is committed, or rolled back on an error, *before* the response is sent, so a failed commit
 is never answered with a success.
 
-The rule that keeps the server from stalling: **nothing waits for a pool thread while it holds a
-pooled connection or SQLite's writer lock.** FastAPI runs each sync dependency, the handler and
-(for a model) the answer in separate pool threads; a request holding a connection or the lock
-while it queues for a thread, behind threads that wait for that connection or lock, never gets one
-(measured twice: "QueuePool limit reached" after 30 s at 50 annotators, and a server hung for good
-by 50 simultaneous comments). Hence:
+Everything a request does with the database happens in the handler's own worker thread: nothing that
+holds a pooled connection or SQLite's writer lock ever waits for a thread (when it did, requests
+stalled: "QueuePool limit reached" after 30 s at 50 annotators, and a server hung for good by 50
+simultaneous comments; :mod:`rescue_bench.review.routing` tells the whole story). Hence:
 
-- a session is created on the event loop (no I/O) and closed in a worker thread outside the pool's
-  limit (as FastAPI closes its own generator dependencies);
-- a write session takes its transaction (and the lock) in the handler's own thread, at first use;
-- :data:`Reader` loads the user in the handler's read session; where taking a connection can wait
-  (PostgreSQL's capped pool) it ends that read before the handler runs, so the connection goes back
-  to the pool across the hop;
-- :data:`Writer` checks the user in a short read session of its own, never in the write session;
-- the answer is built in the handler's thread (:mod:`rescue_bench.review.routing`).
+- the dependencies here do no I/O on the event loop: a session is created there (a new session
+  does no I/O) and closed in a worker thread under a limiter of its own, outside the pool's limit;
+  the cookie's signature is checked there, so a request without a valid one takes no thread;
+- the user dependencies return a :class:`~rescue_bench.review.routing.MadeInThread`: the user is
+  loaded and checked in the handler's thread just before the handler runs, in the handler's read
+  session (:data:`Reader`) or, for a write, in a short read session of its own (:data:`Writer`);
+- a write session takes its transaction (and the lock) in the handler's thread, at first use.
 
-Each trip to the pool costs 122 us of CPU on the 2-CPU benchmark machine: a row read makes two
-(the user, the handler), as few as dependencies allow (``tests/review/test_threads.py`` counts them).
+A read is one trip to the pool (the handler) and one outside its limit (the close); each trip cost
+122 us of CPU on the 2-CPU benchmark machine (``tests/review/test_threads.py`` counts them).
 
 Kept apart from :mod:`rescue_bench.review.app` so the route modules (``api``, ``pages``) and the app
 that mounts them import one way: app -> api, pages -> deps.
@@ -46,6 +43,7 @@ from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.db import Database
 from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.models import User
+from rescue_bench.review.routing import InThread, MadeInThread
 from rescue_bench.review.security import SESSION_COOKIE, SessionData, SessionSigner, read_secret
 
 
@@ -158,40 +156,57 @@ WriteSession = Annotated[Session, Depends(_write_session, scope="function")]
 error's answer is sent); both before the response leaves."""
 
 
-def _reader(request: Request, st: AppState, session: ReadSession) -> User:
-    user = st.auth(session, request)
-    if not st.db.connections_never_wait:
-        # End the read here (the user stays loaded: the sessions do not expire on commit), so its
-        # connection goes back to the pool before the request queues for the handler's thread.
-        # SQLite's pool never makes anyone wait, so there the handler goes on in the same read
-        # (one BEGIN and one checkout fewer: 0.1-0.15 ms of the ~1.3 ms of a row read).
-        session.commit()
-    return user
+class _User(MadeInThread):
+    """The logged-in user, loaded and checked in the handler's thread (``review/routing.py``): in the
+    handler's read session, or (``session`` None, for a write) in a short read session of its own,
+    never in the write session, before the write begins."""
+
+    def __init__(self, st: State, request: Request, session: Session | None, *, admin: bool):
+        route = request.scope.get("route")
+        if not isinstance(route, InThread):
+            # fail closed: on any other route nothing would make this, and the check would not run
+            raise RuntimeError(f"{getattr(route, 'path', request.url.path)}: the user dependencies need a route of review.routing.make_router")
+        self.st, self.request, self.session, self.admin = st, request, session, admin
+
+    def make(self) -> User:
+        user = self.st.user(self.request) if self.session is None else self.st.auth(self.session, self.request)
+        if self.admin:
+            require_admin(user)
+        return user
 
 
-def _writer(request: Request, st: AppState) -> User:
-    # A short read session of its own, never the write session: that would take the transaction (on
-    # SQLite, the writer lock) in this thread and hold it across the hop to the handler's.
-    return st.user(request)
+def _checked_cookie(st: State, request: Request) -> None:
+    # on the event loop (a signature check, no database): a request without a valid cookie is
+    # refused before it takes a thread, a session or a connection
+    if st.session_data(request) is None:
+        raise AuthError()
+
+
+async def _reader(request: Request, st: AppState, session: ReadSession) -> User:
+    _checked_cookie(st, request)
+    return _User(st, request, session, admin=False)  # type: ignore[return-value]  # made in the handler's thread
+
+
+async def _writer(request: Request, st: AppState) -> User:
+    _checked_cookie(st, request)
+    return _User(st, request, None, admin=False)  # type: ignore[return-value]
+
+
+async def _admin_reader(request: Request, st: AppState, session: ReadSession) -> User:
+    _checked_cookie(st, request)
+    return _User(st, request, session, admin=True)  # type: ignore[return-value]
+
+
+async def _admin_writer(request: Request, st: AppState) -> User:
+    _checked_cookie(st, request)
+    return _User(st, request, None, admin=True)  # type: ignore[return-value]
 
 
 Reader = Annotated[User, Depends(_reader)]
 """The logged-in user (401, or the login page for pages), loaded in the handler's :data:`ReadSession`."""
 Writer = Annotated[User, Depends(_writer)]
-"""The same check for handlers that write: the user is checked, in a read session of its own, before
+"""The same check for handlers that write: the user is loaded in a read session of its own before
 the write begins (a user detached from any session)."""
-
-
-async def _admin_reader(user: Reader) -> User:
-    require_admin(user)
-    return user
-
-
-async def _admin_writer(user: Writer) -> User:
-    require_admin(user)
-    return user
-
-
 AdminReader = Annotated[User, Depends(_admin_reader)]
 """An admin, loaded in the handler's :data:`ReadSession` (403 for anyone else)."""
 AdminWriter = Annotated[User, Depends(_admin_writer)]

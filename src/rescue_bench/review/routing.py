@@ -1,23 +1,30 @@
-"""The review app's routers: a sync handler's answer is validated and serialised in the handler's own
-worker thread, not in a second one.
+"""The review app's routers: everything a sync handler's request does with the database happens in
+the handler's one worker thread.
 
-FastAPI runs a sync handler in the thread pool and then, for a handler that returns a model, waits
-for a *second* pool thread to validate and serialise it, while the handler's session is still open
-(the function-scoped dependencies close after the answer is built). A write session holds SQLite's
-writer lock until then: with every pool thread running a handler that waits for that lock, the
-lock's holder waited for a thread that never came, and the server stopped answering for good
-(measured: 50 simultaneous comments, 1 answered, 49 timed out). PostgreSQL's capped pool has the
-same shape with connections. Built in the handler's thread, the answer needs no thread while a
-session is open; and each request makes one trip fewer (122 us of CPU each on the 2-CPU benchmark
-machine).
+FastAPI runs each sync dependency in a pool thread, the handler in another, and, for a handler
+that returns a model, the validation of its answer in a third, while the handler's session is
+still open (function-scoped dependencies close after the answer is built). Two things went wrong:
 
-The check is the one FastAPI makes: the route's response model (declared, or the return
+- **a hang.** A write session holds SQLite's writer lock until the answer is built. With every pool
+  thread running a handler that waited for that lock, the lock's holder waited for a thread that
+  never came: 50 simultaneous comments, 1 answered, 49 timed out, and the server never answered
+  again. A dependency that loads the user in the handler's session has the same shape with
+  PostgreSQL's capped pool: it holds a connection while it queues for the handler's thread;
+- **the cost.** Each trip to the pool cost 122 us of CPU on the 2-CPU benchmark machine, and the
+  dependencies had taken a row read from 1 trip to 5.
+
+So a dependency that needs the database returns a :class:`MadeInThread` (``review/deps.py``: the
+logged-in user), made here, in the handler's thread, just before the handler runs; the answer is
+validated and serialised here too, after it. A read is one trip again, and nothing that holds a
+connection or the lock ever waits for a thread.
+
+The answer's check is the one FastAPI makes: the route's response model (declared, or the return
 annotation), through pydantic's :class:`~pydantic.TypeAdapter`, from attributes as FastAPI does,
 with the route's ``response_model_exclude_unset`` and the like, a failure raised as FastAPI's
-:class:`~fastapi.exceptions.ResponseValidationError`. Headers and a
-status a handler sets on an injected :class:`~fastapi.Response` are kept, as FastAPI keeps them.
-Async handlers, handlers that return a ``Response`` themselves and routes with no model are left to
-FastAPI unchanged.
+:class:`~fastapi.exceptions.ResponseValidationError`. Headers and a status a handler sets on an
+injected :class:`~fastapi.Response` are kept, as FastAPI keeps them. A handler that returns a
+``Response`` itself passes it through; async handlers are left to FastAPI (they cannot take a
+:class:`MadeInThread`: nothing would make it).
 """
 
 from __future__ import annotations
@@ -54,28 +61,37 @@ def _answers_a_model(annotation: Any) -> bool:
     return _is_model(annotation) or (getattr(annotation, "__origin__", None) is list and args is not None and len(args) == 1 and _is_model(args[0]))
 
 
-class AnswerInThread(APIRoute):
-    """An :class:`~fastapi.routing.APIRoute` whose sync handler also builds its JSON answer (see the
-    module docstring for why)."""
+class MadeInThread:
+    """A dependency's value that needs the database: FastAPI's dependency returns this, and the route
+    makes the real value in the handler's own thread, just before the handler runs."""
+
+    def make(self) -> Any:
+        raise NotImplementedError
+
+
+class InThread(APIRoute):
+    """An :class:`~fastapi.routing.APIRoute` whose sync handler also makes its :class:`MadeInThread`
+    arguments and builds its JSON answer, in its own thread (see the module docstring for why)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any):
-        model = _model_of(endpoint, kwargs.get("response_model", DefaultPlaceholder(None)))
-        answer: _Answer | None = None
-        if not inspect.iscoroutinefunction(endpoint) and _answers_a_model(model):
+        work: _Work | None = None
+        if not inspect.iscoroutinefunction(endpoint):
+            model = _model_of(endpoint, kwargs.get("response_model", DefaultPlaceholder(None)))
             options = {name: kwargs[f"response_model_{name}"] for name in _DUMP_OPTIONS if kwargs.get(f"response_model_{name}") is not None}
-            answer = _Answer(endpoint, model, options)
-            endpoint = answer.wrapped()
+            work = _Work(endpoint, model if _answers_a_model(model) else None, options)
+            endpoint = work.wrapped()
         super().__init__(path, endpoint, **kwargs)
-        if answer is not None:
-            answer.status_code = self.status_code or 200
+        if work is not None:
+            work.status_code = self.status_code or 200
 
 
-class _Answer:
-    """Calls the handler, then validates and serialises what it returns, in the same thread."""
+class _Work:
+    """Makes the handler's :class:`MadeInThread` arguments, calls it, and validates and serialises
+    what it returns, all in the calling (worker) thread."""
 
     def __init__(self, endpoint: Callable[..., Any], model: Any, options: dict[str, Any]):
         self.endpoint = endpoint
-        self.adapter: TypeAdapter[Any] = TypeAdapter(model)
+        self.adapter: TypeAdapter[Any] | None = TypeAdapter(model) if model is not None else None
         self.options = options
         hints = get_type_hints(endpoint)
         self.injected = [name for name in inspect.signature(endpoint).parameters if _is_response_type(hints.get(name))]
@@ -83,16 +99,20 @@ class _Answer:
 
     def wrapped(self) -> Callable[..., Any]:
         @functools.wraps(self.endpoint)  # FastAPI reads the parameters and globals through __wrapped__
-        def answered(*args: Any, **kwargs: Any) -> Any:
-            return self.answer(self.endpoint(*args, **kwargs), kwargs)
+        def in_thread(*args: Any, **kwargs: Any) -> Any:
+            for name, value in kwargs.items():
+                if isinstance(value, MadeInThread):
+                    kwargs[name] = value.make()
+            result = self.endpoint(*args, **kwargs)
+            return result if self.adapter is None else self.answer(self.adapter, result, kwargs)
 
-        return answered
+        return in_thread
 
-    def answer(self, result: Any, kwargs: dict[str, Any]) -> Any:
+    def answer(self, adapter: TypeAdapter[Any], result: Any, kwargs: dict[str, Any]) -> Any:
         if isinstance(result, Response):
             return result
         try:
-            body = self.adapter.dump_json(self.adapter.validate_python(result, from_attributes=True), by_alias=True, **self.options)
+            body = adapter.dump_json(adapter.validate_python(result, from_attributes=True), by_alias=True, **self.options)
         except ValidationError as exc:
             raise ResponseValidationError(errors=exc.errors(include_url=False), body=result) from None
         response = Response(content=body, media_type="application/json", status_code=self.status_code)
@@ -110,5 +130,5 @@ def _is_response_type(annotation: Any) -> bool:
 
 
 def make_router(**kwargs: Any) -> APIRouter:
-    """An ``APIRouter`` whose routes are :class:`AnswerInThread` (every router of the app is one)."""
-    return APIRouter(route_class=AnswerInThread, **kwargs)
+    """An ``APIRouter`` whose routes are :class:`InThread` (every router of the app is one)."""
+    return APIRouter(route_class=InThread, **kwargs)
