@@ -4,6 +4,7 @@ FastAPI's own route gives (the oracle: the same handlers on a plain ``APIRouter`
 from __future__ import annotations
 
 import threading
+from contextlib import ExitStack
 from typing import Annotated
 
 import pytest
@@ -105,8 +106,9 @@ _made: list[int] = []
 
 
 class _Ident(MadeInThread):
-    def make(self) -> int:
+    def make(self, stack: ExitStack) -> int:
         _made.append(threading.get_ident())
+        stack.callback(_made.append, -threading.get_ident())  # closed in the same thread, after the handler
         return _made[-1]
 
 
@@ -125,7 +127,7 @@ def test_a_value_made_in_thread_is_made_in_the_handlers_thread_before_it_runs():
     app = FastAPI()
     app.include_router(router)
     assert TestClient(app).get("/thread").json() == {"name": "thread", "size": 1, "note": None}
-    assert len(made) == 1 and made[0] != threading.get_ident()  # a worker thread, not the test's
+    assert len(made) == 2 and made[0] != threading.get_ident() and made[1] == -made[0]  # a worker thread, not the test's
 
 
 def test_the_openapi_document_is_fastapis(clients):

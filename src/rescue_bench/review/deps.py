@@ -6,21 +6,20 @@ opening a session and checking the cookie itself. Sessions end with the handler 
 a write is committed, or rolled back on an error, *before* the response is sent, so a failed commit
 is never answered with a success.
 
-Everything a request does with the database happens in the handler's own worker thread: nothing that
-holds a pooled connection or SQLite's writer lock ever waits for a thread (when it did, requests
-stalled: "QueuePool limit reached" after 30 s at 50 annotators, and a server hung for good by 50
-simultaneous comments; :mod:`rescue_bench.review.routing` tells the whole story). Hence:
+Everything a request does with the database happens in the handler's own worker thread, in one
+trip to the pool: nothing that holds a pooled connection or SQLite's writer lock ever waits for a
+thread (when something did, requests stalled: "QueuePool limit reached" after 30 s at 50
+annotators, and a server hung for good by 50 simultaneous comments; :mod:`rescue_bench.review.routing`
+tells the whole story). So the dependencies here do no I/O on the event loop. The sessions and the
+user are :class:`~rescue_bench.review.routing.MadeInThread` values: in the handler's thread, just
+before it runs, the session is opened and the user loaded and checked (:data:`Reader`: in the
+handler's read session; :data:`Writer`: in a short read session of its own, never in the write
+session); once the answer is built, in the same thread, the session commits (or rolls back) and
+closes. A write session takes its transaction, and SQLite's lock, at first use. The cookie's
+signature is checked on the loop, so a request without a valid one takes no thread at all.
 
-- the dependencies here do no I/O on the event loop: a session is created there (a new session
-  does no I/O) and closed in a worker thread under a limiter of its own, outside the pool's limit;
-  the cookie's signature is checked there, so a request without a valid one takes no thread;
-- the user dependencies return a :class:`~rescue_bench.review.routing.MadeInThread`: the user is
-  loaded and checked in the handler's thread just before the handler runs, in the handler's read
-  session (:data:`Reader`) or, for a write, in a short read session of its own (:data:`Writer`);
-- a write session takes its transaction (and the lock) in the handler's thread, at first use.
-
-A read is one trip to the pool (the handler) and one outside its limit (the close); each trip cost
-122 us of CPU on the 2-CPU benchmark machine (``tests/review/test_threads.py`` counts them).
+Each trip to the pool cost 122 us of CPU on the 2-CPU benchmark machine, and moving the handlers
+onto dependencies had made a row read take 5; ``tests/review/test_threads.py`` counts them.
 
 Kept apart from :mod:`rescue_bench.review.app` so the route modules (``api``, ``pages``) and the app
 that mounts them import one way: app -> api, pages -> deps.
@@ -28,12 +27,10 @@ that mounts them import one way: app -> api, pages -> deps.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from typing import Annotated
 
-import anyio
-import anyio.to_thread
 from fastapi import Depends, Request, Response
 from sqlalchemy.orm import Session
 
@@ -124,36 +121,40 @@ AppState = Annotated[State, Depends(_state)]
 """Settings, database, cookie signer, assets (for the handlers that open their own transactions)."""
 
 
-@asynccontextmanager
-async def _opened_on_the_loop(open_session: Callable[[], AbstractContextManager[Session]]) -> AsyncIterator[Session]:
-    """Enter the session's context on the event loop (a new session does no I/O) and exit it (commit
-    or roll back, close) in a worker thread outside the pool's limit, under a limiter of its own."""
-    context = open_session()
-    session = context.__enter__()
-    try:
-        yield session
-    except BaseException as exc:
-        if not await anyio.to_thread.run_sync(context.__exit__, type(exc), exc, exc.__traceback__, limiter=anyio.CapacityLimiter(1)):
-            raise
-    else:
-        await anyio.to_thread.run_sync(context.__exit__, None, None, None, limiter=anyio.CapacityLimiter(1))
+def _check_route(request: Request) -> None:
+    # Fail closed: on a route outside make_router nothing would make these values, and the user
+    # check would not run (the OpenAPI routes, declared on the app, once answered annotators so).
+    route = request.scope.get("route")
+    if not isinstance(route, InThread):
+        raise RuntimeError(f"{getattr(route, 'path', request.url.path)}: the session and user dependencies need a route of review.routing.make_router")
 
 
-async def _read_session(st: AppState) -> AsyncIterator[Session]:
-    async with _opened_on_the_loop(st.db.read) as session:
-        yield session
+class _Session(MadeInThread):
+    """A session, opened in the handler's thread and closed there once the answer is built."""
+
+    def __init__(self, open_session: Callable[[], AbstractContextManager[Session]]):
+        super().__init__()
+        self.open_session = open_session
+
+    def make(self, stack: ExitStack) -> Session:
+        return stack.enter_context(self.open_session())
 
 
-async def _write_session(st: AppState) -> AsyncIterator[Session]:
-    async with _opened_on_the_loop(st.db.write_on_first_use) as session:  # the lock at first use: see that method
-        yield session
+async def _read_session(request: Request, st: AppState) -> Session:
+    _check_route(request)
+    return _Session(st.db.read)  # type: ignore[return-value]  # made in the handler's thread
 
 
-ReadSession = Annotated[Session, Depends(_read_session, scope="function")]
-"""A session for reading, closed when the handler returns."""
-WriteSession = Annotated[Session, Depends(_write_session, scope="function")]
-"""One write transaction: committed when the handler returns, rolled back when it raises (then the
-error's answer is sent); both before the response leaves."""
+async def _write_session(request: Request, st: AppState) -> Session:
+    _check_route(request)
+    return _Session(st.db.write_on_first_use)  # type: ignore[return-value]  # the lock at first use: see that method
+
+
+ReadSession = Annotated[Session, Depends(_read_session)]
+"""A session for reading, closed when the handler's answer is built."""
+WriteSession = Annotated[Session, Depends(_write_session)]
+"""One write transaction: committed once the handler's answer is built, rolled back when anything
+raises (then the error's answer is sent); both before the response leaves."""
 
 
 class _User(MadeInThread):
@@ -161,15 +162,13 @@ class _User(MadeInThread):
     handler's read session, or (``session`` None, for a write) in a short read session of its own,
     never in the write session, before the write begins."""
 
-    def __init__(self, st: State, request: Request, session: Session | None, *, admin: bool):
-        route = request.scope.get("route")
-        if not isinstance(route, InThread):
-            # fail closed: on any other route nothing would make this, and the check would not run
-            raise RuntimeError(f"{getattr(route, 'path', request.url.path)}: the user dependencies need a route of review.routing.make_router")
+    def __init__(self, st: State, request: Request, session: _Session | None, *, admin: bool):
+        super().__init__()
+        _check_route(request)
         self.st, self.request, self.session, self.admin = st, request, session, admin
 
-    def make(self) -> User:
-        user = self.st.user(self.request) if self.session is None else self.st.auth(self.session, self.request)
+    def make(self, stack: ExitStack) -> User:
+        user = self.st.user(self.request) if self.session is None else self.st.auth(self.session.value(stack), self.request)
         if self.admin:
             require_admin(user)
         return user
@@ -184,7 +183,7 @@ def _checked_cookie(st: State, request: Request) -> None:
 
 async def _reader(request: Request, st: AppState, session: ReadSession) -> User:
     _checked_cookie(st, request)
-    return _User(st, request, session, admin=False)  # type: ignore[return-value]  # made in the handler's thread
+    return _User(st, request, session, admin=False)  # type: ignore[arg-type,return-value]  # made in the handler's thread
 
 
 async def _writer(request: Request, st: AppState) -> User:
@@ -194,7 +193,7 @@ async def _writer(request: Request, st: AppState) -> User:
 
 async def _admin_reader(request: Request, st: AppState, session: ReadSession) -> User:
     _checked_cookie(st, request)
-    return _User(st, request, session, admin=True)  # type: ignore[return-value]
+    return _User(st, request, session, admin=True)  # type: ignore[arg-type,return-value]
 
 
 async def _admin_writer(request: Request, st: AppState) -> User:

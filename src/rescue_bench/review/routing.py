@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any, get_type_hints
 
 from fastapi import APIRouter, Response
@@ -63,9 +64,24 @@ def _answers_a_model(annotation: Any) -> bool:
 
 class MadeInThread:
     """A dependency's value that needs the database: FastAPI's dependency returns this, and the route
-    makes the real value in the handler's own thread, just before the handler runs."""
+    makes the real value in the handler's own thread, just before the handler runs, under the
+    request's :class:`~contextlib.ExitStack` (closed, in that thread, once the answer is built).
 
-    def make(self) -> Any:
+    Made once per request: :meth:`value` is what another value made in the thread asks for (the
+    user asks for the read session it is loaded in)."""
+
+    _unmade = object()
+
+    def __init__(self) -> None:
+        self._value: Any = self._unmade
+
+    def value(self, stack: ExitStack) -> Any:
+        if self._value is self._unmade:
+            self._value = self.make(stack)
+        return self._value
+
+    def make(self, stack: ExitStack) -> Any:
+        """The value; a context it needs (a session) is entered on ``stack``."""
         raise NotImplementedError
 
 
@@ -86,8 +102,9 @@ class InThread(APIRoute):
 
 
 class _Work:
-    """Makes the handler's :class:`MadeInThread` arguments, calls it, and validates and serialises
-    what it returns, all in the calling (worker) thread."""
+    """Makes the handler's :class:`MadeInThread` arguments, calls it, validates and serialises what it
+    returns and closes what the arguments opened (a session commits, or rolls back if anything
+    raised), all in the calling (worker) thread, before the answer leaves."""
 
     def __init__(self, endpoint: Callable[..., Any], model: Any, options: dict[str, Any]):
         self.endpoint = endpoint
@@ -100,11 +117,12 @@ class _Work:
     def wrapped(self) -> Callable[..., Any]:
         @functools.wraps(self.endpoint)  # FastAPI reads the parameters and globals through __wrapped__
         def in_thread(*args: Any, **kwargs: Any) -> Any:
-            for name, value in kwargs.items():
-                if isinstance(value, MadeInThread):
-                    kwargs[name] = value.make()
-            result = self.endpoint(*args, **kwargs)
-            return result if self.adapter is None else self.answer(self.adapter, result, kwargs)
+            with ExitStack() as stack:
+                for name, value in kwargs.items():
+                    if isinstance(value, MadeInThread):
+                        kwargs[name] = value.value(stack)
+                result = self.endpoint(*args, **kwargs)
+                return result if self.adapter is None else self.answer(self.adapter, result, kwargs)
 
         return in_thread
 
