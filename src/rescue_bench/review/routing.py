@@ -14,9 +14,10 @@ still open (function-scoped dependencies close after the answer is built). Two t
   dependencies had taken a row read from 1 trip to 5.
 
 So a dependency that needs the database returns a :class:`MadeInThread` (``review/deps.py``: the
-logged-in user), made here, in the handler's thread, just before the handler runs; the answer is
-validated and serialised here too, after it. A read is one trip again, and nothing that holds a
-connection or the lock ever waits for a thread.
+sessions and the logged-in user), made here, in the handler's thread, just before the handler
+runs; the answer is validated and serialised here too, after it, and the sessions close here before
+it leaves. A request is one trip again, and nothing that holds a connection or the lock ever waits
+for a thread.
 
 The answer's check is the one FastAPI makes: the route's response model (declared, or the return
 annotation), through pydantic's :class:`~pydantic.TypeAdapter`, from attributes as FastAPI does,
