@@ -245,11 +245,10 @@ class Database:
         """:meth:`write`, with this process's SQLite writer lock taken when the session first
         begins its transaction (in the thread that first uses it) instead of at once.
 
-        For the web app's write-session dependency: FastAPI enters it, runs the handler and exits
-        it in different pool threads. Holding the lock from entering would deadlock once every pool
-        thread waits for the lock while its holder waits for a thread to run its handler; taken at
-        first use, the holder is already running, and the exit (commit, release) runs outside the
-        pool (FastAPI gives it its own limiter).
+        For the web app's write session (``review/deps.py``), entered and exited in the handler's
+        thread: the lock is held from the handler's first write to its commit, not while the
+        handler's other arguments are made (the user's check, a read of its own) or when the
+        handler fails before it writes.
         """
         lock = self._write_lock
         held = False

@@ -2,9 +2,9 @@
 read session, a write session (one transaction), the logged-in user and an admin.
 
 A handler declares what it needs in its signature (``session: WriteSession, user: Writer``) instead of
-opening a session and checking the cookie itself. Sessions end with the handler (``scope="function"``):
-a write is committed, or rolled back on an error, *before* the response is sent, so a failed commit
-is never answered with a success.
+opening a session and checking the cookie itself. Sessions end with the handler's answer: a write
+is committed, or rolled back on an error, *before* the response is sent, so a failed commit is
+never answered with a success.
 
 Everything a request does with the database happens in the handler's own worker thread, in one
 trip to the pool: nothing that holds a pooled connection or SQLite's writer lock ever waits for a
@@ -71,6 +71,11 @@ class State:
         data = self.session_data(request)
         if data is None:
             raise AuthError()
+        return self.user_of(session, data)
+
+    def user_of(self, session: Session, data: SessionData) -> User:
+        """The user of a checked cookie's ``data``, loaded in ``session``, or :class:`AuthError` (gone,
+        deactivated, or logged out everywhere since the cookie was issued)."""
         user = session.get(User, data.user_id)
         if user is None or not user.active or user.auth_epoch != data.epoch:
             raise AuthError()
@@ -78,8 +83,15 @@ class State:
 
     def user(self, request: Request) -> User:
         """The logged-in user (detached from any session), or :class:`AuthError`."""
+        data = self.session_data(request)
+        if data is None:
+            raise AuthError()
+        return self.read_user(data)
+
+    def read_user(self, data: SessionData) -> User:
+        """:meth:`user_of` in a short read session of its own (the user detached from it)."""
         with self.db.read() as session:
-            return self.auth(session, request)
+            return self.user_of(session, data)
 
     def set_cookie(self, response: Response, token: str) -> None:
         response.set_cookie(
@@ -165,39 +177,38 @@ class _User(MadeInThread):
     def __init__(self, st: State, request: Request, session: _Session | None, *, admin: bool):
         super().__init__()
         _check_route(request)
-        self.st, self.request, self.session, self.admin = st, request, session, admin
+        self.data = _checked_cookie(st, request)
+        self.st, self.session, self.admin = st, session, admin
 
     def make(self, stack: ExitStack) -> User:
-        user = self.st.user(self.request) if self.session is None else self.st.auth(self.session.value(stack), self.request)
+        user = self.st.read_user(self.data) if self.session is None else self.st.user_of(self.session.value(stack), self.data)
         if self.admin:
             require_admin(user)
         return user
 
 
-def _checked_cookie(st: State, request: Request) -> None:
-    # on the event loop (a signature check, no database): a request without a valid cookie is
-    # refused before it takes a thread, a session or a connection
-    if st.session_data(request) is None:
+def _checked_cookie(st: State, request: Request) -> SessionData:
+    # on the event loop (a signature check, no database), once per request: a request without a
+    # valid cookie is refused before it takes a thread, a session or a connection
+    data = st.session_data(request)
+    if data is None:
         raise AuthError()
+    return data
 
 
 async def _reader(request: Request, st: AppState, session: ReadSession) -> User:
-    _checked_cookie(st, request)
     return _User(st, request, session, admin=False)  # type: ignore[arg-type,return-value]  # made in the handler's thread
 
 
 async def _writer(request: Request, st: AppState) -> User:
-    _checked_cookie(st, request)
     return _User(st, request, None, admin=False)  # type: ignore[return-value]
 
 
 async def _admin_reader(request: Request, st: AppState, session: ReadSession) -> User:
-    _checked_cookie(st, request)
     return _User(st, request, session, admin=True)  # type: ignore[arg-type,return-value]
 
 
 async def _admin_writer(request: Request, st: AppState) -> User:
-    _checked_cookie(st, request)
     return _User(st, request, None, admin=True)  # type: ignore[return-value]
 
 

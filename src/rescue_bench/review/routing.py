@@ -34,7 +34,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 from fastapi import APIRouter, Response
 from fastapi.datastructures import DefaultPlaceholder
@@ -46,11 +46,11 @@ _DUMP_OPTIONS = ("include", "exclude", "exclude_unset", "exclude_defaults", "exc
 """The route's ``response_model_*`` options, passed to the serialiser as FastAPI passes them."""
 
 
-def _model_of(endpoint: Callable[..., Any], declared: Any) -> Any:
+def _model_of(hints: dict[str, Any], declared: Any) -> Any:
     """The route's response model: the declared one, else the handler's return annotation."""
     if not isinstance(declared, DefaultPlaceholder):
         return declared
-    return get_type_hints(endpoint).get("return")
+    return hints.get("return")
 
 
 def _is_model(annotation: Any) -> bool:
@@ -59,8 +59,8 @@ def _is_model(annotation: Any) -> bool:
 
 def _answers_a_model(annotation: Any) -> bool:
     """A pydantic model or a list of one (what this app's routes return)."""
-    args = getattr(annotation, "__args__", None)
-    return _is_model(annotation) or (getattr(annotation, "__origin__", None) is list and args is not None and len(args) == 1 and _is_model(args[0]))
+    args = get_args(annotation)
+    return _is_model(annotation) or (get_origin(annotation) is list and len(args) == 1 and _is_model(args[0]))
 
 
 class MadeInThread:
@@ -93,9 +93,10 @@ class InThread(APIRoute):
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any):
         work: _Work | None = None
         if not inspect.iscoroutinefunction(endpoint):
-            model = _model_of(endpoint, kwargs.get("response_model", DefaultPlaceholder(None)))
+            hints = get_type_hints(endpoint)
+            model = _model_of(hints, kwargs.get("response_model", DefaultPlaceholder(None)))
             options = {name: kwargs[f"response_model_{name}"] for name in _DUMP_OPTIONS if kwargs.get(f"response_model_{name}") is not None}
-            work = _Work(endpoint, model if _answers_a_model(model) else None, options)
+            work = _Work(endpoint, hints, model if _answers_a_model(model) else None, options)
             endpoint = work.wrapped()
         super().__init__(path, endpoint, **kwargs)
         if work is not None:
@@ -107,11 +108,10 @@ class _Work:
     returns and closes what the arguments opened (a session commits, or rolls back if anything
     raised), all in the calling (worker) thread, before the answer leaves."""
 
-    def __init__(self, endpoint: Callable[..., Any], model: Any, options: dict[str, Any]):
+    def __init__(self, endpoint: Callable[..., Any], hints: dict[str, Any], model: Any, options: dict[str, Any]):
         self.endpoint = endpoint
         self.adapter: TypeAdapter[Any] | None = TypeAdapter(model) if model is not None else None
         self.options = options
-        hints = get_type_hints(endpoint)
         self.injected = [name for name in inspect.signature(endpoint).parameters if _is_response_type(hints.get(name))]
         self.status_code = 200
 
