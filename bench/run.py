@@ -8,7 +8,7 @@
 No network: the model is a :class:`rescue_bench.testing.FakeOpenAI` on 127.0.0.1 that answers every
 prompt validly after a fixed latency (0.2 s), in this process. The data are the real clips in
 ../shared (the bundled demo when they are absent) copied ``--factor`` (6) times under new sample ids
-into a temporary directory. Measured (issue 15):
+into a temporary directory. Measured:
 
 1. **the default command** as a user types it, in a terminal (a pseudo-terminal: the default
    display draws as it would), on the four classification tasks: ``rescue eval --data D --model M
@@ -62,7 +62,7 @@ from common import (  # noqa: E402
 DOC = REPO / "docs" / "benchmarks.md"
 FLOORS = Path(__file__).resolve().parent / "floors.py"
 WORKLOAD_TASKS = ("itp", "rpp", "stp", "ssp")
-"""The tasks of the default-command workload (issue 15: the four classification tasks)."""
+"""The tasks of the default-command workload (the four classification tasks)."""
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")
 SWEEP_CONTEXTS = (1, 3, 12, -1)
 """ITP rows of context for the prompt-length sweep (3 is the default; -1: all previous rows)."""
@@ -358,7 +358,7 @@ def ok(met: bool) -> str:
 
 
 def goal_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(measure, value, goal, met) rows: the goals of issue 15, then the earlier measures."""
+    """(measure, value, goal, met) rows: the engine's goals, then the other measures."""
     d, s, env = r["default"], r["startup"], r["env"]
     runs = d["runs"]
     walls = [x["wall"] for x in runs]

@@ -1,4 +1,4 @@
-"""Issue 13 through the JSON API and pages of a real server, on SQLite and on PostgreSQL: overlap with
+"""Overlap review through the JSON API and pages of a real server, on SQLite and on PostgreSQL: overlap with
 independent copies, the blind rule between annotators, adjudication, export precedence, agreement,
 and the judge-rating questionnaire with its blind rule (no judge score, no model name)."""
 

@@ -1,5 +1,5 @@
-"""Issue 13 from the command line, in subprocesses: overlap assignment, `rescue review agreement`,
-export precedence and `--annotator`, the upgrade of an issue-12 database by `init`, and the
+"""Overlap review from the command line, in subprocesses: overlap assignment, `rescue review agreement`,
+export precedence and `--annotator`, the upgrade of a database without overlap tables by `init`, and the
 questionnaire round trip `agreement sample` -> `import-ratings` -> rating -> `export-ratings` ->
 `agreement score` (Table 12 beside the paper's figures, with human-human agreement)."""
 
