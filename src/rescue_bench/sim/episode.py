@@ -151,8 +151,8 @@ class SimRequest:
     t: int
 
 
-def _plain(messages: Sequence[ChatMessage]) -> tuple[dict[str, Any], ...]:
-    return tuple(dict(m) for m in messages)
+def _plain(messages: Sequence[ChatMessage]) -> tuple[dict[str, str], ...]:
+    return tuple({"role": m["role"], "content": m["content"]} for m in messages)
 
 
 class Episode:
@@ -206,8 +206,8 @@ class Episode:
     # -- driving ---------------------------------------------------------------------------------
     @property
     def steps(self) -> list[dict[str, Any]]:
-        """The finished steps (:attr:`history`) as plain dicts, for code that handles them as JSON (the practice page)."""
-        return [cast(dict[str, Any], step) for step in self.history]
+        """Copies of the finished steps (:attr:`history`) as plain dicts, for code that handles them as JSON (the practice page)."""
+        return [dict(step) for step in self.history]
 
     def next_request(self) -> SimRequest | None:
         return self._pending
@@ -427,7 +427,7 @@ class Episode:
 
     def record(self) -> dict[str, Any]:
         """The episode's line of ``results/sim.jsonl`` (:meth:`typed_record`), as the engine writes it."""
-        return cast(dict[str, Any], self.typed_record())
+        return dict(self.typed_record())
 
     def typed_record(self) -> EpisodeRecord:
         """The episode's record with its metrics (:mod:`rescue_bench.sim.objective`)."""
@@ -469,11 +469,11 @@ class Episode:
         }
 
 
-def run_offline(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+def run_offline(episodes: Sequence[Episode]) -> list[EpisodeRecord]:
     """The records of episodes that need no model (an offline agent and an offline simulator)."""
-    out = []
+    out: list[EpisodeRecord] = []
     for e in episodes:
         if not e.done:
             raise ValueError(f"episode {e.start.id} needs model calls ({e.next_request().role})")  # type: ignore[union-attr]
-        out.append(e.record())
+        out.append(e.typed_record())
     return out

@@ -49,7 +49,7 @@ from rescue_bench.sim.objective import MIN_CLIPS_FOR_INTERVAL
 from rescue_bench.sim.offline import Fitted, OfflineSimulator, offline_simulator
 from rescue_bench.sim.options import FITTED, SimOptions
 from rescue_bench.sim.prompts import RECENT_ROWS
-from rescue_bench.sim.record import AgentAction, ClientStateJson, EpisodeRecord, SimulatorDescription, StateJson
+from rescue_bench.sim.record import AgentAction, ClientStateJson, EpisodeRecord, Estimate, SimulatorDescription, StateJson
 from rescue_bench.sim.scripted import SIMULATOR
 from rescue_bench.tasks.er import integer_intensity, speaker_emotion
 from rescue_bench.tasks.instance import RowView
@@ -338,7 +338,7 @@ def _mean(values: Sequence[float]) -> float | None:
 def fidelity_record(start: EpisodeStart, real: RealOutcome, played: dict[str, Any], sim: OfflineSimulator | None = None) -> dict[str, Any]:
     """One line of ``results/fidelity.jsonl`` (:class:`FidelityRecord`) from the played episode's record
     (:meth:`rescue_bench.sim.Episode.record`)."""
-    return cast(dict[str, Any], _fidelity_record(start, real, cast(EpisodeRecord, played), sim))
+    return dict(_fidelity_record(start, real, cast(EpisodeRecord, played), sim))
 
 
 def _fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeRecord, sim: OfflineSimulator | None) -> FidelityRecord:
@@ -436,19 +436,23 @@ def _reader(key: str) -> Callable[[FidelityRecord], float]:
     return read
 
 
-def summarize_fidelity(lines: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
+FidelitySummary = dict[str, Estimate | int | dict[str, list[str]]]
+"""A scenario's entry of ``summary.json``: ``points`` and ``clips``, an :class:`Estimate` per measure, ``beaten_by``."""
+
+
+def summarize_fidelity(lines: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, FidelitySummary]:
     """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips", "beaten_by"}}``
     of the lines of ``results/fidelity.jsonl``; ``beaten_by``: per measure, the floors the simulator
     does not beat (equal or better)."""
     records = [cast(FidelityRecord, r) for r in lines]
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, FidelitySummary] = {}
     for scenario in SCENARIOS3:
         chosen = in_scenario(records, scenario)
-        entry: dict[str, Any] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen})}
+        estimates: dict[str, Estimate] = {}
         for key, _, _ in FIDELITY_METRICS:
             have = [r for r in chosen if _value(r, key) is not None]
             if not have:
-                entry[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+                estimates[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
                 continue
             stat = mean_statistic(_reader(key), key)
             clips = len({r["sample_id"] for r in have})
@@ -457,12 +461,12 @@ def summarize_fidelity(lines: Sequence[dict[str, Any]], *, n_resamples: int = 10
                 strata = "scenario" if scenario not in ("couple", "family") else None
                 lo, hi = bootstrap_ci(have, stat, "sample_id", n_resamples=n_resamples, seed=seed, strata=strata)
                 low, high = float(lo), float(hi)
-            entry[key] = {"value": float(stat(have)), "ci_low": low, "ci_high": high, "n": len(have)}
-        entry["beaten_by"] = {
-            key: [f for f, higher in floors if _not_beaten(entry[key]["value"], entry[f]["value"], higher)]
+            estimates[key] = {"value": float(stat(have)), "ci_low": low, "ci_high": high, "n": len(have)}
+        beaten_by = {
+            key: [f for f, higher in floors if _not_beaten(estimates[key]["value"], estimates[f]["value"], higher)]
             for key, floors in FLOORS.items()
         }
-        out[scenario] = entry
+        out[scenario] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen}), **estimates, "beaten_by": beaten_by}
     return out
 
 

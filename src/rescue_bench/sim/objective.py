@@ -34,7 +34,7 @@ import numpy as np
 from rescue_bench.agent.metrics import leaves_out, whole_group
 from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
-from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, HeardJson, StateJson
+from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, Estimate, HeardJson, StateJson
 from rescue_bench.sim.state import HiddenState, is_repaired, max_distress, objective
 
 CLUSTER = "sample_id"
@@ -288,20 +288,24 @@ def interval_note(clips: int, confidence: float) -> str:
     return f"{level_text(confidence)} CI covers ~{round(100 * share)}% at {clips} clips" if share is not None else "coverage not measured"
 
 
+SimSummary = dict[str, Estimate | int | str | None]
+"""A scenario's entry of ``summary.json``: ``episodes``, ``clips``, ``floor_policy``, ``interval`` and an :class:`Estimate` per metric."""
+
+
 def summarize(
     records: Sequence[dict[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, SimSummary]:
     """``{scenario: {"episodes", "clips", "floor_policy", "interval", metric: {"value", "ci_low",
     "ci_high", "n"}}}`` with percentile cluster-bootstrap intervals over clips (the pooled ones
     resample within each scenario), none below :data:`MIN_CLIPS_FOR_INTERVAL` clips."""
-    typed, policies = with_run_floor(episode_records(records))
-    out: dict[str, dict[str, Any]] = {}
+    typed, policies = with_run_floor(_typed(records))
+    out: dict[str, SimSummary] = {}
     for scenario in SCENARIOS3:
         chosen = subset(typed, scenario)
         clips = len({r["sample_id"] for r in chosen})
         floor = policies.get(scenario) if scenario in policies else " / ".join(f"{k}: {v}" for k, v in policies.items() if v)
-        entry: dict[str, Any] = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
-                                 "interval": interval_note(clips, confidence)}
+        entry: SimSummary = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
+                             "interval": interval_note(clips, confidence)}
         for m in METRICS:
             if not chosen:
                 entry[m.name] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
@@ -318,10 +322,9 @@ def summarize(
     return out
 
 
-def episode_records(records: Sequence[dict[str, Any]]) -> list[EpisodeRecord]:
-    """Episode records as read from ``results/sim.jsonl`` (plain dicts), typed: the file's lines are
-    what :meth:`rescue_bench.sim.Episode.record` wrote."""
-    return [cast(EpisodeRecord, r) for r in records]
+def _typed(lines: Sequence[object]) -> list[EpisodeRecord]:
+    """The lines of ``results/sim.jsonl`` (plain dicts), typed: they are what :meth:`rescue_bench.sim.Episode.record` wrote."""
+    return [cast(EpisodeRecord, r) for r in lines]
 
 
 class PairedComparison(TypedDict):
@@ -337,7 +340,7 @@ def paired_comparison(
     a_records: Sequence[dict[str, Any]], b_records: Sequence[dict[str, Any]], *, n_resamples: int = 10_000, seed: int = 0
 ) -> PairedComparison:
     """:func:`compare_runs` of two runs' lines of ``results/sim.jsonl``."""
-    return compare_runs(episode_records(a_records), episode_records(b_records), n_resamples=n_resamples, seed=seed)
+    return compare_runs(_typed(a_records), _typed(b_records), n_resamples=n_resamples, seed=seed)
 
 
 def compare_runs(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:

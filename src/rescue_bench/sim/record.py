@@ -192,6 +192,16 @@ EpisodeMetrics = TypedDict(
 added when a run is summarised (:func:`rescue_bench.sim.objective.with_run_floor`)."""
 
 
+class Estimate(TypedDict):
+    """A summary's number: the value over the records, its interval (``None``: none computed) and
+    how many units it is over."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+
 class EpisodeBody(TypedDict):
     """An episode's record before its metrics (what :func:`rescue_bench.sim.objective.episode_metrics` reads)."""
 
