@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
