@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Protocol
+from typing import Protocol, cast
 
 from rescue_bench.labels import strategies
 from rescue_bench.sim.fitted import FittedModel, load_model
@@ -25,7 +25,7 @@ from rescue_bench.sim.fitted import client_turn as fitted_turn
 from rescue_bench.sim.hearing import Heard
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, FITTED, OFFLINE_SIMULATORS, SCRIPTED
 from rescue_bench.sim.reader import AFFECTS
-from rescue_bench.sim.record import SimulatorDescription
+from rescue_bench.sim.record import EffectJson, InferenceJson, SimulatorDescription
 from rescue_bench.sim.scripted import Action, fits, next_speaker, transition
 from rescue_bench.sim.scripted import client_turn as scripted_turn
 from rescue_bench.sim.state import HiddenState, most_distressed
@@ -130,8 +130,8 @@ class Fitted:
         if self._description is None:
             self._description = {
                 "name": FITTED, "model": self.path or "default", "sha256": m.sha256(), "version": m.version, "fitted_on": m.source.name,
-                "affect_used": m.affect_used, "readings": [r.model_dump(mode="json") for r in m.readings],
-                "effects": [e.model_dump(mode="json") for e in m.effects], "heldout": m.heldout,
+                "affect_used": m.affect_used, "readings": [cast(InferenceJson, r.model_dump(mode="json")) for r in m.readings],
+                "effects": [cast(EffectJson, e.model_dump(mode="json")) for e in m.effects], "heldout": m.heldout,
             }
             if self.held_out:
                 self._description["refitted_without"] = self.held_out

@@ -11,7 +11,7 @@ No ``from __future__ import annotations`` here: the classes' required and option
 known at run time too (``__required_keys__``), which the tests compare with real records.
 """
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from rescue_bench.agent.chain import StepJson
 
@@ -130,6 +130,36 @@ class EpisodeOrigin(TypedDict):
     transcript_rows: int
 
 
+class InferenceJson(TypedDict):
+    """:class:`rescue_bench.sim.reader.Inference` (how well a reading holds on held-out rows) as JSON."""
+
+    reading: str
+    rows: int
+    clips: int
+    classes: dict[str, int]
+    accuracy: float | None
+    balanced_accuracy: float | None
+    balanced_accuracy_ci: list[float] | None
+    macro_f1: float | None
+    majority: str | None
+    majority_accuracy: float | None
+    chance: float | None
+    better_than_chance: bool
+    used: bool
+    note: str
+
+
+class EffectJson(TypedDict):
+    """:class:`rescue_bench.sim.fitted.Effect` (a contrast of two arms of units) as JSON."""
+
+    name: str
+    arms: list[str]
+    n: list[int]
+    observed: float | None
+    fitted: float | None
+    scripted: float | None
+
+
 class SimulatorDescription(TypedDict, total=False):
     """Which simulator played an episode (a record's ``simulator_model``): a model simulator has its
     ``name`` only, the ``scripted`` smoke test says so, a ``fitted`` model names its file, digest and
@@ -142,10 +172,8 @@ class SimulatorDescription(TypedDict, total=False):
     version: int
     fitted_on: str
     affect_used: bool
-    readings: list[dict[str, Any]]
-    """Each reading's :class:`rescue_bench.sim.reader.Inference` as JSON."""
-    effects: list[dict[str, Any]]
-    """Each :class:`rescue_bench.sim.fitted.Effect` as JSON."""
+    readings: list[InferenceJson]
+    effects: list[EffectJson]
     heldout: dict[str, float | int | None]
     refitted_without: str
 
