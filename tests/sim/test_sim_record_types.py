@@ -111,14 +111,14 @@ def test_fidelity_records_have_exactly_the_declared_keys():
 def test_a_check_counts_the_episodes_both_agents_scored_as_the_paired_comparison_does():
     clips = load_clips(None)[:3]
     options = SimOptions(per_clip=2, horizon=3, state="none")
-    checks = simulator_checks(clips, "fitted", options, n_resamples=100)
+    checks = simulator_checks(clips, "scripted", options, n_resamples=100)
     for check in checks:
         _keys_fit(dict(check), CheckResult)
     # the count is the comparison's (episodes scored by both), not the episodes with a J
     from rescue_bench.sim.checks import VARIANTS, play_variant
     from rescue_bench.sim.offline import offline_simulator
 
-    sim = offline_simulator("fitted")
+    sim = offline_simulator("scripted")
     assert sim is not None
     opts = options.model_copy(update={"state": "none"})
     starts = [s for clip in clips for s in episode_starts(clip, opts)[0]]
