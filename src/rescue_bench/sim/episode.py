@@ -152,6 +152,7 @@ class SimRequest:
 
 
 def _plain(messages: Sequence[ChatMessage]) -> tuple[dict[str, str], ...]:
+    """``messages`` as the plain role/content dicts of a :class:`SimRequest`."""
     return tuple({"role": m["role"], "content": m["content"]} for m in messages)
 
 

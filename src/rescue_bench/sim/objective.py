@@ -159,7 +159,9 @@ def _scored(key: str) -> Callable[[EpisodeRecord], list[float]]:
 
 def _ratio(num: str, den: str) -> Callable[[EpisodeRecord], list[float]]:
     def components(r: EpisodeRecord) -> list[float]:
-        return [float(cast(float, _metric(r, num))), float(cast(float, _metric(r, den)))]
+        n, d = _metric(r, num), _metric(r, den)
+        assert n is not None and d is not None  # the counts every episode has
+        return [float(n), float(d)]
 
     return components
 
