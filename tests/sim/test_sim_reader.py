@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rescue_bench.data.load import load_clips
-from rescue_bench.sim.reader import affect_label, affect_rows, crossfit, fit_linear, measure, named_clients
+from rescue_bench.sim.reader import ReadRow, affect_label, affect_rows, crossfit, fit_linear, measure, named_clients
 from tests.factories import clip, row
 
 
@@ -17,7 +19,7 @@ def test_a_clips_rows_are_read_by_a_reader_that_never_saw_them():
             r.dialogue_cleaned = f"zqxword {r.dialogue_cleaned}"
             r.utterance_type = "accusation"
     readers, records = crossfit([marked, *clips[1:]], affect_rows)
-    assert [r for r in records if r["sample_id"] == marked.sample_id]
+    assert [r for r in records if r.sample_id == marked.sample_id]
     whole = fit_linear([t for c in [marked, *clips[1:]] for _, t, _ in affect_rows(c)],
                        [y for c in [marked, *clips[1:]] for _, _, y in affect_rows(c)])
     held_out = readers[marked.sample_id]
@@ -27,12 +29,12 @@ def test_a_clips_rows_are_read_by_a_reader_that_never_saw_them():
 
 
 def test_a_reading_is_used_only_when_it_beats_chance_and_the_majority_on_held_out_clips():
-    good = [{"sample_id": f"c{i % 4}", "gold": g, "prediction": g} for i, g in enumerate(["warm", "neutral", "hostile"] * 8)]
+    good = [ReadRow(sample_id=f"c{i % 4}", row=i, gold=g, prediction=g) for i, g in enumerate(["warm", "neutral", "hostile"] * 8)]
     assert measure("affect", good, used=True).used
-    constant = [dict(r, prediction="neutral") for r in good]
+    constant = [replace(r, prediction="neutral") for r in good]
     m = measure("affect", constant, used=True)
     assert not m.used and m.balanced_accuracy == m.chance == round(1 / 3, 4)
-    two_clips = [dict(r, sample_id=f"c{i % 2}") for i, r in enumerate(good)]
+    two_clips = [replace(r, sample_id=f"c{i % 2}") for i, r in enumerate(good)]
     m = measure("affect", two_clips, used=True)
     assert not m.used and m.balanced_accuracy_ci is None and "fewer than 3" in m.note
 

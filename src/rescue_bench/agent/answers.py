@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from rescue_bench.parse import ParsedAnswer, extract_json, match_label, parse_er, parse_itp
 
@@ -94,8 +94,15 @@ def _emotion_items(value: Any) -> list[tuple[Any, Any]]:
     return []
 
 
-def _emotions(value: Any, clients: Sequence[str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+class EmotionAnswer(TypedDict):
+    """A client's emotion in the state step's answer, as ER's parser reads it."""
+
+    emotion: str
+    intensity: float
+
+
+def _emotions(value: Any, clients: Sequence[str]) -> dict[str, EmotionAnswer]:
+    out: dict[str, EmotionAnswer] = {}
     for name, item in _emotion_items(value):
         client = match_label(name, clients) if isinstance(name, str) else None
         if client is None or client in out or not isinstance(item, Mapping):

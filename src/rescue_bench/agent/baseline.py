@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from rescue_bench.agent.options import AgentOptions
 from rescue_bench.agent.points import DecisionPoint
 from rescue_bench.baselines import BASELINES, predict_answers
 from rescue_bench.baselines.api import LEAVE_ONE_CLIP_OUT
-from rescue_bench.baselines.common import answer_text, clip_splits, pool_for, ranked, rng_for, sort_key
+from rescue_bench.baselines.common import Guess, Method, answer_text, clip_splits, pool_for, ranked, rng_for, sort_key
 from rescue_bench.baselines.counting import counting_method, draw
 from rescue_bench.baselines.supervised import supervised_method
 from rescue_bench.data.models import Clip
@@ -81,7 +81,7 @@ def answer_queries(
         fn = supervised_method({i.id: render(i).user for i in [*items, *queries]})
     else:
         fn = counting_method(method, False)
-    guesses: dict[str, Any] = {}
+    guesses: dict[str, Guess] = {}
     held: set[str] = set()
     splits = clip_splits(items, None if method in LEAVE_ONE_CLIP_OUT else folds) if items else []
     for pool, test in splits:
@@ -92,8 +92,8 @@ def answer_queries(
     return {q.id: answer_text(q, guesses[q.id]) for q in queries}
 
 
-def _by_scenario(fn: Any, pool: Sequence[Instance], tests: Sequence[Instance], seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _by_scenario(fn: Method, pool: Sequence[Instance], tests: Sequence[Instance], seed: int) -> dict[str, Guess]:
+    out: dict[str, Guess] = {}
     for scenario in sorted({t.scenario for t in tests}):
         out.update(fn(pool_for(list(pool), scenario), [t for t in tests if t.scenario == scenario], seed))
     return out
@@ -207,6 +207,26 @@ def baseline_chain_answers(
     return answers
 
 
+class EmotionGuess(TypedDict):
+    client: str
+    emotion: str
+    intensity: float
+
+
+class StanceGuess(TypedDict):
+    source: str
+    target: str
+    viewpoint: str
+
+
+class StateGuess(TypedDict):
+    """The state step's answer a baseline gives (the shape the agent's state parser reads)."""
+
+    emotions: list[EmotionGuess]
+    stances: list[StanceGuess]
+    pattern: str | None
+
+
 def _states(
     by_clip: dict[str, Clip],
     chosen: Sequence[DecisionPoint],
@@ -214,7 +234,7 @@ def _states(
     bopts: BuildOptions,
     method: str,
     seed: int,
-) -> list[dict[str, Any]]:
+) -> list[StateGuess]:
     """The baseline state of every chosen point: RPP's pattern, ER's emotion and VP's stances per client."""
     rpp_q, er_q, vp_q = {}, {}, {}
     for p in chosen:
@@ -229,13 +249,14 @@ def _states(
     pattern = answer_queries(train["rpp"], list(rpp_q.values()), method, seed=seed)
     er = answer_queries(train["er"], list(er_q.values()), method, seed=seed)
     vp = answer_queries(train["vp"], list(vp_q.values()), method, seed=seed)
-    out = []
+    out: list[StateGuess] = []
     for p in chosen:
-        emotions, stances = [], []
+        emotions: list[EmotionGuess] = []
+        stances: list[StanceGuess] = []
         for c in p.participants:
             e = parse_er(er[er_q[(p.id, c)].id])
             if e.valid:
-                emotions.append({"client": c, **e.prediction})
+                emotions.append({"client": c, "emotion": e.prediction["emotion"], "intensity": e.prediction["intensity"]})
             v = parse_vp(vp[vp_q[(p.id, c)].id], [x for x in p.participants if x != c])
             for item in v.prediction or []:
                 stances.append({"source": c, "target": item["target"], "viewpoint": item["viewpoint"]})

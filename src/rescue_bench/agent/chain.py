@@ -31,16 +31,24 @@ Drive it with any model::
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from rescue_bench.agent.answers import parse_step
 from rescue_bench.agent.points import DecisionPoint
 from rescue_bench.agent.prompts import QUESTIONS, how_given_target_question, message, opening, system_prompt
+from rescue_bench.prompts.render import ChatMessage
 
 STEPS: tuple[str, ...] = ("state", "when", "whom_how", "turn", "how_gold")
 """Every step, in the order they are asked."""
 
-Message = dict[str, Any]
+class StepJson(TypedDict):
+    """A :class:`StepResult` as plain data (the engine's store, an episode step's ``chain``)."""
+
+    raw: str | None
+    prediction: Any
+    """The parsed answer, shaped by its step (a label, ``{"whom", "how"}``, a turn, a state)."""
+    valid: bool
+    error: str | None
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,8 @@ class StepResult:
     valid: bool
     error: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> StepJson:
+        return cast(StepJson, asdict(self))
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,7 @@ class Request:
     """One model call the chain needs: the step and the full conversation to send."""
 
     step: str
-    messages: tuple[Message, ...]
+    messages: tuple[ChatMessage, ...]
 
 
 class Chain:
@@ -74,7 +82,7 @@ class Chain:
         self.state = state
         self.how_given_gold = how_given_gold
         self.system = message("system", system_prompt(point.scenario, point.mode, state))
-        self.main: list[Message] = [self.system]
+        self.main: list[ChatMessage] = [self.system]
         """The main conversation so far (questions and the agent's answers)."""
         self.results: dict[str, StepResult] = {}
         self._pending: Request | None = None
@@ -107,7 +115,7 @@ class Chain:
     def done(self) -> bool:
         return self._pending is None
 
-    def transcript(self) -> dict[str, dict[str, Any]]:
+    def transcript(self) -> dict[str, StepJson]:
         """Every step's result as plain data, in step order (what the engine stores per sample)."""
         return {s: self.results[s].to_dict() for s in STEPS if s in self.results}
 
@@ -150,7 +158,7 @@ class Chain:
         first = self._first_user("state")
         return Request("how_gold", (self.system, first, message("assistant", state.raw), message("user", question)))
 
-    def _first_user(self, step: str) -> Message:
+    def _first_user(self, step: str) -> ChatMessage:
         return message("user", opening(self.point) + "\n\n" + QUESTIONS[step](self.point))
 
     def _advance(self) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -371,6 +371,18 @@ REFERENCE_METRICS: tuple[str, ...] = (
 """The metrics a reference row is shown on (timing, joint success and neglect; no model text)."""
 
 
+class ReferencePrediction(TypedDict):
+    """A reference policy's prediction, in the fields of an agent record's ``prediction``."""
+
+    when: str | None
+    whom: str | None
+    how: str | None
+    recipients: list[str] | None
+    how_given_gold: None
+    pattern: None
+    turn: None
+
+
 def _group_label(r: Record) -> str | None:
     participants = set(r.get("participants") or [])
     targets = (r.get("candidates") or {}).get("targets") or []
@@ -389,16 +401,18 @@ def reference_records(records: Sequence[Record], policy: str) -> list[Record]:
     for r in records:
         g = r["gold"]
         if policy == "always_silent":
-            pred: dict[str, Any] = {"when": "no", "whom": None, "how": None, "recipients": None}
+            when, whom, how, recipients = "no", None, None, None
         elif policy == "always_group":
-            pred = {"when": "yes", "whom": _group_label(r), "how": None, "recipients": list(r.get("participants") or [])}
+            when, whom, how, recipients = "yes", _group_label(r), None, list(r.get("participants") or [])
         elif policy == "therapist":
             spoke = g.get("when") == "yes"
-            pred = {"when": g.get("when"), "whom": g.get("whom") if spoke else None, "how": g.get("how") if spoke else None,
-                    "recipients": g.get("recipients") if spoke else None}
+            when = g.get("when")
+            whom, how, recipients = (g.get("whom"), g.get("how"), g.get("recipients")) if spoke else (None, None, None)
         else:
             raise ValueError(f"unknown reference policy {policy!r}")
-        pred.update(how_given_gold=None, pattern=None, turn=None)
+        pred: ReferencePrediction = {
+            "when": when, "whom": whom, "how": how, "recipients": recipients, "how_given_gold": None, "pattern": None, "turn": None,
+        }
         out.append(dict(r, prediction=pred, steps={}, scores={"emotions": [], "stances": []}, valid=True, error=None))
     return out
 

@@ -183,26 +183,32 @@ def most_distressed(levels: dict[str, int], margin: int, minimum: int) -> str | 
     return top if level >= minimum and level - second >= margin else None
 
 
-def point_gold(clip: Clip, k: int, when: str, options: AgentOptions) -> PointGold:
+def point_gold(clip: Clip, k: int, when: Literal["yes", "no"], options: AgentOptions) -> PointGold:
     """The gold of the boundary after 0-based row ``k`` of ``clip``."""
     clients = clip.clients
     group = clip.group_label
     nxt = clip.rows[k + 1]
-    fields: dict[str, Any] = {"when": when}
+    whom = how = pattern = turn = None
+    recipients: list[str] | None = None
     if nxt.is_therapist:
-        fields["turn"] = nxt.text or None
-        fields["recipients"] = therapist_recipients(nxt, clients, group)
+        turn = nxt.text or None
+        recipients = therapist_recipients(nxt, clients, group)
         if strategy_type(nxt):  # STP's rule (support_rows): a strategy type and a resolvable target
-            fields["whom"] = resolve_target(nxt, group)
-        if fields.get("whom") is not None and strategy_type(nxt) in strategies(clip.scenario):
-            fields["how"] = strategy_type(nxt)
+            whom = resolve_target(nxt, group)
+        if whom is not None and strategy_type(nxt) in strategies(clip.scenario):
+            how = strategy_type(nxt)
         if nxt.cycle_state in patterns(clip.scenario):
-            fields["pattern"] = nxt.cycle_state
+            pattern = nxt.cycle_state
     start = max(0, k - options.recent + 1)
     recent = clip.rows[start : k + 1]
     emotions, levels = recent_emotions(recent, clients, start + 1)
     return PointGold(
-        **fields,
+        when=when,
+        whom=whom,
+        how=how,
+        pattern=pattern,
+        turn=turn,
+        recipients=recipients,
         emotions=emotions,
         levels=levels,
         stances=recent_stances(recent, clients, start + 1),

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
 
 from rescue_bench.agent.points import DecisionPoint
 from rescue_bench.labels import BOUNDARY_RULES, PATTERNS, STRATEGIES
 
 # the tasks' framework text is reused, not restated: setting, cue note, definition lists
-from rescue_bench.prompts.render import JUDGE_SYSTEM, SETTING, Prompt, cue_note, definitions, render_rows
+from rescue_bench.prompts.render import JUDGE_SYSTEM, SETTING, ChatMessage, Prompt, cue_note, definitions, render_rows
 
 STEP_TITLES: dict[str, str] = {
     "state": "Step: the group's state.",
@@ -200,5 +199,5 @@ def judge_texts() -> str:
     return json.dumps([JUDGE_SYSTEM, TURN_REAL_RUBRIC, TURN_STRATEGY_RUBRIC])
 
 
-def message(role: str, content: str) -> dict[str, Any]:
+def message(role: str, content: str) -> ChatMessage:
     return {"role": role, "content": content}

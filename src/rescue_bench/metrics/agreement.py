@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -112,13 +112,11 @@ def krippendorff_alpha(counts: np.ndarray, level: Level = "nominal", domain: Seq
     pairable = counts[counts.sum(axis=1) >= 2]
     if pairable.shape[0] == 0 or np.count_nonzero(pairable.sum(axis=0)) < 2:
         return None
-    kwargs: dict[str, Any] = {"value_counts": counts, "level_of_measurement": level}
-    if level != "nominal":
-        kwargs["value_domain"] = list(domain) if domain is not None else list(range(counts.shape[1]))
+    value_domain = None if level == "nominal" else list(domain) if domain is not None else list(range(counts.shape[1]))
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            value = krippendorff.alpha(**kwargs)
+            value = krippendorff.alpha(value_counts=counts, level_of_measurement=level, value_domain=value_domain)
     except (ValueError, ZeroDivisionError):
         return None
     return _none(float(value))
@@ -211,6 +209,23 @@ def fleiss_kappa(table: np.ndarray | Sequence[Sequence[float]]) -> float | None:
 # ------------------------------------------------------------------------------------------------
 
 
+class ReliabilityJson(TypedDict):
+    """A :class:`Reliability` as the agreement report's JSON holds it."""
+
+    level: str
+    units: int
+    ratings: int
+    segments: int
+    raters: list[str]
+    alpha: float | None
+    alpha_ci: list[float] | None
+    cohen_kappa: float | None
+    cohen_ci: list[float] | None
+    fleiss_kappa: float | None
+    fleiss_ci: list[float] | None
+    notes: list[str]
+
+
 @dataclass
 class Reliability:
     """Agreement on one set of units (one field in one scope)."""
@@ -232,7 +247,7 @@ class Reliability:
     notes: list[str] = field(default_factory=list)
     """Why a statistic is missing (e.g. "Cohen's kappa needs the same two raters on every unit")."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ReliabilityJson:
         def ci(value: tuple[float, float] | None) -> list[float] | None:
             return None if value is None else [value[0], value[1]]
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from rescue_bench import contract
 from rescue_bench.contract import ANSWER, EMOTION, INTENSITY, RANKING, SCORE, VIEWPOINT, VIEWPOINTS, VP_TARGET
@@ -65,6 +65,16 @@ _ITEM_LABEL_KEYS: tuple[str, ...] = contract.RANKING_ITEM.accepted
 # --------------------------------------------------------------------------------------------------
 
 
+class ParsedJson(TypedDict):
+    """A :class:`ParsedAnswer` as plain data."""
+
+    prediction: Any
+    """The task's prediction: a label, a ranking, an emotion object ... (its shape is the parser's)."""
+    valid: bool
+    error: str | None
+    cause: InvalidCause | None
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
     """The outcome of parsing one answer.
@@ -90,9 +100,9 @@ class ParsedAnswer:
     error: str | None = None
     cause: InvalidCause | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ParsedJson:
         """A JSON-ready dict (``prediction``, ``valid``, ``error``, ``cause``)."""
-        return asdict(self)
+        return cast(ParsedJson, asdict(self))
 
 
 def _ok(prediction: Any) -> ParsedAnswer:

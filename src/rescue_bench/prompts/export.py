@@ -32,10 +32,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 from rescue_bench.contract import answer_object
-from rescue_bench.prompts.render import render
+from rescue_bench.prompts.render import ChatMessage, render
 from rescue_bench.tasks.instance import Instance
 
 FORMATS: tuple[str, ...] = ("chat",)
@@ -64,7 +64,18 @@ def gold_answer_text(instance: Instance) -> str:
     return json.dumps(gold_answer(instance), ensure_ascii=False)
 
 
-def chat_example(instance: Instance, folds: int = DEFAULT_FOLDS) -> dict[str, Any]:
+class ChatExample(TypedDict):
+    """One line of an exported ``<task>.jsonl``."""
+
+    id: str
+    task: str
+    sample_id: str
+    scenario: str
+    fold: int
+    messages: list[ChatMessage]
+
+
+def chat_example(instance: Instance, folds: int = DEFAULT_FOLDS) -> ChatExample:
     """One chat example: the rendered prompt, then the gold answer as the assistant's turn."""
     prompt = render(instance)
     return {
@@ -81,7 +92,7 @@ def chat_example(instance: Instance, folds: int = DEFAULT_FOLDS) -> dict[str, An
     }
 
 
-def chat_examples(instances: Iterable[Instance], folds: int = DEFAULT_FOLDS) -> list[dict[str, Any]]:
+def chat_examples(instances: Iterable[Instance], folds: int = DEFAULT_FOLDS) -> list[ChatExample]:
     """A chat example per instance, in input order (see the module doc for the format and the folds).
 
     Raises ``ValueError`` when ``folds < 2`` (one fold leaves nothing to train on).

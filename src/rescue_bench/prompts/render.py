@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from rescue_bench.contract import FORMATS, JUDGE_SCALE, TARGET_SCALE, VIEWPOINT_SCALE, judge_format
 from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES, TaskName
@@ -131,6 +131,14 @@ def render_row(view: RowView, marker: str = "") -> str:
 def render_rows(rows: list[RowView]) -> str:
     """Rows in order, newest last."""
     return "\n".join(render_row(r) for r in rows) if rows else "(no earlier rows)"
+
+
+class ChatMessage(TypedDict):
+    """One message of a chat request, as the OpenAI-style APIs and the engine take it."""
+
+    role: str
+    """``system``, ``user`` or ``assistant``."""
+    content: str
 
 
 @dataclass(frozen=True)

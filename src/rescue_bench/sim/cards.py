@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import patterns
 from rescue_bench.sim.lexicon import stance, valence
+from rescue_bench.sim.record import RoleCardJson
 from rescue_bench.sim.state import ClientState, HiddenState, pair_key, pairs
 from rescue_bench.tasks.er import integer_intensity
 
@@ -149,5 +150,5 @@ def initial_state(cards: dict[str, RoleCard], clients: Sequence[str]) -> HiddenS
     return HiddenState(emotions=emotions, stances=stances, pattern=pattern)
 
 
-def cards_json(cards: dict[str, RoleCard]) -> dict[str, Any]:
-    return {c: card.model_dump(mode="json") for c, card in cards.items()}
+def cards_json(cards: dict[str, RoleCard]) -> dict[str, RoleCardJson]:
+    return {c: cast(RoleCardJson, card.model_dump(mode="json")) for c, card in cards.items()}

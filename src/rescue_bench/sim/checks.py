@@ -23,15 +23,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import strategies
 from rescue_bench.sim.agents import ATTEND_TURN, GROUP_TURN, StrategyPrior, _target_strategy
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
-from rescue_bench.sim.objective import paired_comparison
+from rescue_bench.sim.objective import compare_runs
 from rescue_bench.sim.offline import OfflineSimulator, offline_simulator
 from rescue_bench.sim.options import SimOptions
+from rescue_bench.sim.record import EpisodeRecord
 
 INSULT_TURN = "{name}, honestly, you are being ridiculous and selfish. Stop whining; nobody cares how you feel."
 NAMED_GROUP_TURN = "{names}, let's slow down for a moment; I want to hear from each of you about what is happening right now."
@@ -88,17 +89,37 @@ CHECKS: tuple[tuple[str, str, str, str], ...] = (
 episode differs) or ``report`` (the direction is the simulator's to say)."""
 
 
-def play_variant(start: EpisodeStart, variant: Variant, sim: OfflineSimulator, options: SimOptions, prior: StrategyPrior) -> dict[str, Any]:
+class CheckResult(TypedDict):
+    """One check of :func:`simulator_checks` (``summary.json``'s ``checks``): the paired comparison
+    of its two agents (:func:`rescue_bench.sim.objective.compare_runs`) and whether it passed."""
+
+    check: str
+    a: str
+    b: str
+    expect: str
+    episodes: int
+    """Episodes both agents scored."""
+    differing: int
+    clips: int
+    delta: float | None
+    p_value: float | None
+    a_wins: int
+    b_wins: int
+    passed: bool
+    why: str
+
+
+def play_variant(start: EpisodeStart, variant: Variant, sim: OfflineSimulator, options: SimOptions, prior: StrategyPrior) -> EpisodeRecord:
     """The record of one episode of a check's agent."""
     episode = Episode(start, agent=f"check/{variant.name}", simulator=sim.name, options=options, model=sim)
     while (request := episode.next_request()) is not None:
         episode.answer(variant.answer(request.step, episode, prior))
-    return episode.record()
+    return episode.typed_record()
 
 
 def simulator_checks(
     clips: Sequence[Clip], simulator: str, options: SimOptions, *, model: Any = None, seed: int = 0, n_resamples: int = 10_000
-) -> list[dict[str, Any]]:
+) -> list[CheckResult]:
     """Every check of :data:`CHECKS` against the offline ``simulator`` on the episodes of ``clips``."""
     sim = offline_simulator(simulator, model)
     if sim is None:
@@ -108,11 +129,11 @@ def simulator_checks(
     prior = StrategyPrior(clips)
     needed = {name for _, a, b, _ in CHECKS for name in (a, b)}
     runs = {name: [play_variant(s, VARIANTS[name], sim, opts, prior) for s in starts] for name in needed}
-    out = []
+    out: list[CheckResult] = []
     for label, a, b, expect in CHECKS:
         ra, rb = runs[a], runs[b]
-        compared = paired_comparison(ra, rb, n_resamples=n_resamples, seed=seed)
-        js = [(x["metrics"]["J"], y["metrics"]["J"]) for x, y in zip(ra, rb) if x["metrics"]["J"] is not None and y["metrics"]["J"] is not None]
+        compared = compare_runs(ra, rb, n_resamples=n_resamples, seed=seed)
+        js = [(x, y) for ea, eb in zip(ra, rb) if (x := ea["metrics"]["J"]) is not None and (y := eb["metrics"]["J"]) is not None]
         differing = sum(abs(x - y) > TIE for x, y in js)
         if expect == "same":
             passed = differing == 0
@@ -125,6 +146,7 @@ def simulator_checks(
                 f"{a} {compared['delta']:+.3f} J vs {b}; better in {compared['a_wins']}, worse in {compared['b_wins']} of {len(js)} "
                 f"episodes; p = {compared['p_value']:.4f} over {compared['clips']} clips"
             )
-        out.append({"check": label, "a": a, "b": b, "expect": expect, "episodes": len(js), "differing": differing, **compared,
-                    "passed": passed, "why": why})
+        out.append({"check": label, "a": a, "b": b, "expect": expect, "episodes": compared["episodes"], "differing": differing,
+                    "clips": compared["clips"], "delta": compared["delta"], "p_value": compared["p_value"],
+                    "a_wins": compared["a_wins"], "b_wins": compared["b_wins"], "passed": passed, "why": why})
     return out

@@ -46,7 +46,7 @@ from rescue_bench.agent.prompts import message, turn_strategy_prompt
 from rescue_bench.agent.record import FLOOR_JUDGE, recipients_of
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import THERAPIST
-from rescue_bench.prompts.render import Prompt
+from rescue_bench.prompts.render import ChatMessage, Prompt
 from rescue_bench.sim.agents import StrategyPrior, agent_kind, reference_answer
 from rescue_bench.sim.cards import RoleCard, cards_json, initial_state, role_cards
 from rescue_bench.sim.fitted import FittedModel
@@ -54,6 +54,15 @@ from rescue_bench.sim.hearing import Heard, hear
 from rescue_bench.sim.offline import OfflineSimulator, offline_simulator
 from rescue_bench.sim.options import SimOptions
 from rescue_bench.sim.prompts import parse_simulator, reask, system_prompt, user_prompt
+from rescue_bench.sim.record import (
+    AgentAction,
+    ClientTurn,
+    EpisodeBody,
+    EpisodeRecord,
+    EpisodeStep,
+    ReferenceJson,
+    SimulatorOutcome,
+)
 from rescue_bench.sim.scripted import SIMULATOR
 from rescue_bench.sim.state import HiddenState, distresses, max_distress, most_distressed, reward, utility
 from rescue_bench.tasks.instance import RowView, pick_evenly, project_row
@@ -138,7 +147,13 @@ class SimRequest:
     role: str
     step: str
     messages: tuple[dict[str, Any], ...]
+    """The chat messages (:class:`rescue_bench.prompts.render.ChatMessage`) as the engine sends them."""
     t: int
+
+
+def _plain(messages: Sequence[ChatMessage]) -> tuple[dict[str, str], ...]:
+    """``messages`` as the plain role/content dicts of a :class:`SimRequest`."""
+    return tuple({"role": m["role"], "content": m["content"]} for m in messages)
 
 
 class Episode:
@@ -174,20 +189,27 @@ class Episode:
         self.chain_state = "none" if self.kind == "reference" else self.options.state
         self.transcript: list[RowView] = list(start.transcript)
         self.state: HiddenState = start.initial
-        self.steps: list[dict[str, Any]] = []
+        self.history: list[EpisodeStep] = []
+        """Every finished step, as the record holds it."""
         self.points: list[DecisionPoint] = []
         """The live decision point of every finished step (what the agent saw; for the turn judge)."""
         self._chain: Chain | None = None
         self._point: DecisionPoint | None = None
-        self._action: dict[str, Any] | None = None
+        self._action: AgentAction | None = None
         self._heard: Heard | None = None
         self._top: str | None = None
         self._sim_raw: list[str | None] = []
         self._sim_errors: list[str | None] = []
         self._pending: SimRequest | None = None
+        self._sim_messages: list[ChatMessage] = []
         self._advance()
 
     # -- driving ---------------------------------------------------------------------------------
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """Copies of the finished steps (:attr:`history`) as plain dicts, for code that handles them as JSON (the practice page)."""
+        return [dict(step) for step in self.history]
+
     def next_request(self) -> SimRequest | None:
         return self._pending
 
@@ -205,7 +227,7 @@ class Episode:
             assert self._chain is not None
             self._chain.answer(raw, error)
         else:
-            self._simulator_answer(list(request.messages), raw, error)
+            self._simulator_answer(self._sim_messages, raw, error)
         self._advance()
 
     # -- the loop --------------------------------------------------------------------------------
@@ -214,7 +236,7 @@ class Episode:
         s, n = self.start, len(self.transcript)
         context = self.transcript if self.options.context == -1 else self.transcript[max(0, n - self.options.context) :] if self.options.context else []
         return DecisionPoint(
-            id=f"{s.id}/t{len(self.steps) + 1}",
+            id=f"{s.id}/t{len(self.history) + 1}",
             sample_id=s.sample_id,
             scenario=s.scenario,  # type: ignore[arg-type]
             row=n,
@@ -233,7 +255,7 @@ class Episode:
     def _advance(self) -> None:
         if self._pending is not None:  # a re-ask of the simulator is waiting
             return
-        while len(self.steps) < self.options.horizon:
+        while len(self.history) < self.options.horizon:
             if self._chain is None:
                 self._point = self.live_point()
                 self._chain = Chain(self._point, self.chain_state, how_given_gold=False)
@@ -242,7 +264,7 @@ class Episode:
                 request = self._chain.next_request()
                 assert request is not None
                 if self.kind == "model":
-                    self._pending = SimRequest("agent", request.step, request.messages, len(self.steps) + 1)
+                    self._pending = SimRequest("agent", request.step, _plain(request.messages), len(self.history) + 1)
                     return
                 self._chain.answer(*self._offline(request.step))
                 continue
@@ -256,9 +278,10 @@ class Episode:
             assert self._heard is not None
             messages = [
                 message("system", system_prompt(self.start.scenario, self.start.cards)),
-                message("user", user_prompt(self.transcript, self.state, self._heard, len(self.steps) + 1, self.options.horizon)),
+                message("user", user_prompt(self.transcript, self.state, self._heard, len(self.history) + 1, self.options.horizon)),
             ]
-            self._pending = SimRequest("simulator", "simulator", tuple(messages), len(self.steps) + 1)
+            self._sim_messages = messages
+            self._pending = SimRequest("simulator", "simulator", _plain(messages), len(self.history) + 1)
             return
 
     def _offline(self, step: str) -> tuple[str | None, str | None]:
@@ -272,7 +295,7 @@ class Episode:
         replayed = self.replay.get(step)
         return replayed, None if replayed is not None else "the baseline has no answer for this step"
 
-    def _act(self) -> dict[str, Any]:
+    def _act(self) -> AgentAction:
         """The agent's action from its chain, and its turn joins the transcript."""
         assert self._chain is not None and self._point is not None
         r = self._chain.results
@@ -296,21 +319,24 @@ class Episode:
     def _offline_step(self) -> None:
         assert self.offline is not None and self._heard is not None
         clients = self.start.clients
-        after, info = self.offline.step(self.state, self._heard, clients, self.start.scenario, len(self.steps) + 1)
+        after, info = self.offline.step(self.state, self._heard, clients, self.start.scenario, len(self.history) + 1)
         spoken = [row.speaker for row in self.transcript]
         real = [row.speaker for row in self.start.transcript]
         speaker = self.offline.speaker(after, self._heard, info, clients, spoken, real)
         said = [row.text for row in self.transcript if row.speaker in clients]  # no client says another's line again
-        text = self.offline.turn(speaker, after, clients, said, f"{self.start.id}|{len(self.steps) + 1}")
-        self._finish(after, [{"speaker": speaker, "text": text}], {"valid": True, **({"escalated": info["escalated"]} if "escalated" in info else {})})
+        text = self.offline.turn(speaker, after, clients, said, f"{self.start.id}|{len(self.history) + 1}")
+        outcome: SimulatorOutcome = {"valid": True}
+        if info.escalated is not None:
+            outcome["escalated"] = info.escalated
+        self._finish(after, [{"speaker": speaker, "text": text}], outcome)
 
-    def _simulator_answer(self, messages: list[dict[str, Any]], raw: str | None, error: str | None) -> None:
+    def _simulator_answer(self, messages: list[ChatMessage], raw: str | None, error: str | None) -> None:
         self._sim_raw.append(raw)
         self._sim_errors.append(None if raw is not None else error or "no answer")
         parsed = parse_simulator(raw, self.start.clients, self.start.patterns) if raw is not None else None
         if parsed is not None and parsed.valid:
             p = parsed.prediction
-            turns = [{"speaker": p["speaker"], "text": p["turn"]}] if p["speaker"] is not None else []
+            turns: list[ClientTurn] = [{"speaker": p["speaker"], "text": p["turn"]}] if p["speaker"] is not None else []
             self._finish(HiddenState.model_validate(p["state"]), turns, self._simulator_record(True, None))
             return
         why = parsed.error if parsed is not None else f"no answer: {error}" if error else "no answer"
@@ -320,16 +346,17 @@ class Episode:
             again = [*messages, message("assistant", raw), message("user", reask(why or "unusable"))] if raw is not None else [
                 *messages[:-1], message("user", f"{messages[-1]['content']}\n\n{reask(why or 'no answer')}")
             ]
-            self._pending = SimRequest("simulator", "simulator", tuple(again), len(self.steps) + 1)
+            self._sim_messages = again
+            self._pending = SimRequest("simulator", "simulator", _plain(again), len(self.history) + 1)
             return
         # still no usable answer: the step has no state (it is excluded from the objective and
         # counted); the episode goes on from the last state the simulator gave
         self._finish(None, [], self._simulator_record(False, why))
 
-    def _simulator_record(self, valid: bool, error: str | None) -> dict[str, Any]:
+    def _simulator_record(self, valid: bool, error: str | None) -> SimulatorOutcome:
         return {"raw": self._sim_raw, "errors": self._sim_errors, "valid": valid, "error": error}
 
-    def _finish(self, after: HiddenState | None, turns: list[dict[str, Any]], simulator: dict[str, Any]) -> None:
+    def _finish(self, after: HiddenState | None, turns: list[ClientTurn], simulator: SimulatorOutcome) -> None:
         assert self._chain is not None and self._action is not None and self._point is not None and self._heard is not None
         for turn in turns:
             target = [THERAPIST] if turn["speaker"] in self._heard.recipients else [c for c in self.start.clients if c != turn["speaker"]]
@@ -339,9 +366,9 @@ class Episode:
         chain = self._chain.transcript()
         agent_failed = self.kind == "model" and any(v["raw"] is None for v in chain.values())
         self.points.append(self._point)
-        self.steps.append(
+        self.history.append(
             {
-                "t": len(self.steps) + 1,
+                "t": len(self.history) + 1,
                 "point": self._point.id,
                 "top_before": self._top,
                 "chain": chain,
@@ -372,22 +399,22 @@ class Episode:
         target or strategy is unusable: that step scores the floor, 1, as an owed turn does in
         ``rescue agent eval``."""
         out: list[tuple[int, Prompt | None]] = []
-        for i, (step, point) in enumerate(zip(self.steps, self.points)):
+        for i, (step, point) in enumerate(zip(self.history, self.points)):
             a = step["action"]
             if not a["intervened"]:
                 continue
-            usable = a["turn"] is not None and a["whom"] is not None and a["how"] is not None
-            out.append((i, turn_strategy_prompt(point, a["how"], a["whom"], a["turn"]) if usable else None))
+            how, whom, turn = a["how"], a["whom"], a["turn"]
+            out.append((i, turn_strategy_prompt(point, how, whom, turn) if how is not None and whom is not None and turn is not None else None))
         return out
 
     def set_judged(self, judged: dict[int, tuple[int | None, bool]]) -> None:
         """Store judge scores ``{step index: (score or None, flagged)}``; no valid score counts 1, flagged."""
         for i, (score, flagged) in judged.items():
-            self.steps[i]["judge_strategy"] = FLOOR_JUDGE if score is None else int(score)
-            self.steps[i]["judge_flagged"] = flagged or score is None
+            self.history[i]["judge_strategy"] = FLOOR_JUDGE if score is None else int(score)
+            self.history[i]["judge_flagged"] = flagged or score is None
 
     # -- the record ------------------------------------------------------------------------------
-    def floors(self) -> dict[str, Any] | None:
+    def floors(self) -> ReferenceJson | None:
         """The episode's floors and ceiling (:mod:`rescue_bench.sim.floors`) under an offline
         simulator; ``None`` under a model simulator (each constant policy would be a run of calls)."""
         from rescue_bench.sim.floors import episode_reference
@@ -400,13 +427,17 @@ class Episode:
         return ref.to_json()
 
     def record(self) -> dict[str, Any]:
-        """The episode's line of ``results/sim.jsonl`` with its metrics (:mod:`rescue_bench.sim.objective`)."""
+        """The episode's line of ``results/sim.jsonl`` (:meth:`typed_record`), as the engine writes it."""
+        return dict(self.typed_record())
+
+    def typed_record(self) -> EpisodeRecord:
+        """The episode's record with its metrics (:mod:`rescue_bench.sim.objective`)."""
         from rescue_bench.sim.objective import episode_metrics
 
         if not self.done:
             raise RuntimeError("the episode is not finished")
         s = self.start
-        base = {
+        base: EpisodeBody = {
             "id": s.id,
             "task": SIM_TASK,
             "sample_id": s.sample_id,
@@ -423,22 +454,27 @@ class Episode:
             "group": s.group,
             "cards": cards_json(s.cards),
             "initial_state": s.initial.to_json(),
-            "steps": self.steps,
+            "steps": self.history,
+            "reference": self.floors(),
         }
-        base["reference"] = self.floors()
-        base["metrics"] = episode_metrics(base, gamma=self.options.gamma, lam=self.options.lam)
         errors = [
-            f"step {st['t']} {name}: {v['error']}" for st in self.steps for name, v in st["chain"].items() if not v["valid"]
-        ] + [f"step {st['t']} simulator: {st['simulator']['error']}" for st in self.steps if not st["simulator"]["valid"]]
-        base.update(gold=None, valid=not errors, error=errors[0] if errors else None)  # the fields every result record has
-        return base
+            f"step {st['t']} {name}: {v['error']}" for st in self.history for name, v in st["chain"].items() if not v["valid"]
+        ] + [f"step {st['t']} simulator: {st['simulator'].get('error')}" for st in self.history if not st["simulator"]["valid"]]
+        return {
+            **base,
+            "metrics": episode_metrics(base, gamma=self.options.gamma, lam=self.options.lam),
+            # the fields every result record has
+            "gold": None,
+            "valid": not errors,
+            "error": errors[0] if errors else None,
+        }
 
 
-def run_offline(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+def run_offline(episodes: Sequence[Episode]) -> list[EpisodeRecord]:
     """The records of episodes that need no model (an offline agent and an offline simulator)."""
-    out = []
+    out: list[EpisodeRecord] = []
     for e in episodes:
         if not e.done:
             raise ValueError(f"episode {e.start.id} needs model calls ({e.next_request().role})")  # type: ignore[union-attr]
-        out.append(e.record())
+        out.append(e.typed_record())
     return out

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import SUMMARY_SCENARIOS, THERAPIST, in_scenario, patterns, strategies
@@ -49,6 +49,7 @@ from rescue_bench.sim.objective import MIN_CLIPS_FOR_INTERVAL
 from rescue_bench.sim.offline import Fitted, OfflineSimulator, offline_simulator
 from rescue_bench.sim.options import FITTED, SimOptions
 from rescue_bench.sim.prompts import RECENT_ROWS
+from rescue_bench.sim.record import AgentAction, ClientStateJson, EpisodeRecord, Estimate, SimulatorDescription, StateJson
 from rescue_bench.sim.scripted import SIMULATOR
 from rescue_bench.tasks.er import integer_intensity, speaker_emotion
 from rescue_bench.tasks.instance import RowView
@@ -73,6 +74,90 @@ PLAUSIBILITY_RUBRIC = (
 )
 
 
+class Observed(TypedDict):
+    """A client's annotated feeling after a move."""
+
+    valence: str
+    intensity: int
+
+
+class RealMove(TypedDict):
+    """A real therapist's move as the clients heard it (:func:`rescue_bench.sim.fitted.real_move`)."""
+
+    recipients: Sequence[str]
+    words: str
+    strategy: str | None
+
+
+class LaterMove(TypedDict):
+    k: int
+    """The 0-based row after which the move came."""
+    move: RealMove
+    observed: dict[str, Observed]
+
+
+class RealOutcome(TypedDict):
+    """What really happened after a fidelity point (a fidelity record's ``gold``): the next client
+    turn, its speaker's feeling, the pattern, the floors' guesses of the speaker, every client's
+    feeling after the move and the next real moves with theirs (multi-step fidelity)."""
+
+    speaker: str
+    text: str | None
+    intensity: int | None
+    valence: str | None
+    pattern: str | None
+    floor_least_recent: str
+    floor_last: str | None
+    floor_addressed: str | None
+    observed: dict[str, Observed]
+    later: list[LaterMove]
+
+
+class MultiStep(TypedDict):
+    n: int
+    error: float
+    floor: float
+
+
+class SimulatedTurn(TypedDict):
+    speaker: str | None
+    text: str | None
+    state: StateJson | None
+
+
+class FidelityRecord(TypedDict):
+    """One line of ``results/fidelity.jsonl`` (the engine fills ``bertscore`` and the judge's ratings)."""
+
+    id: str
+    task: str
+    sample_id: str
+    scenario: str
+    row: int
+    gold: RealOutcome
+    valid: bool
+    error: str | None
+    prediction: SimulatedTurn
+    simulator: str
+    simulator_model: SimulatorDescription | None
+    move: AgentAction
+    speaker_correct: bool | None
+    floor_last_correct: bool
+    floor_addressed_correct: bool
+    floor_least_recent_correct: bool
+    intensity_error: int | None
+    intensity_error_floor: int | None
+    intensity_error_all: float | None
+    intensity_error_all_floor: float | None
+    valence_correct: bool | None
+    valence_correct_floor: bool | None
+    pattern_correct: bool | None
+    pattern_correct_floor: bool | None
+    multistep: dict[str, MultiStep] | None
+    bertscore: float | None
+    judge_plausibility: float | None
+    judge_plausibility_real: float | None
+
+
 def _real_move(clip: Clip, k: int) -> tuple[dict[str, str], int | None]:
     """The replayed chain answers of the real move after 0-based row ``k``, and the 0-based index of
     the next client row (``None`` when the clip has none)."""
@@ -92,12 +177,12 @@ def _real_move(clip: Clip, k: int) -> tuple[dict[str, str], int | None]:
     return answers, client
 
 
-def observed_after(clip: Clip, k: int) -> dict[str, dict[str, Any]]:
+def observed_after(clip: Clip, k: int) -> dict[str, Observed]:
     """Every client's first annotation after the move that follows 0-based row ``k``, before the
     therapist's next move (the window of the fitted simulator's units): ``{client: {"intensity", "valence"}}``."""
     _, _, _, at = real_move(clip, k)
     end = _window_end(clip.rows, at if at is not None else k)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Observed] = {}
     for j in range(k + 1, end):
         for c in clip.clients:
             if c not in out and (a := _annotation(clip.rows[j], c)) is not None:
@@ -110,7 +195,7 @@ def _points(clip: Clip) -> list[int]:
     return [k for k in range(len(clip.rows) - 1) if clip.rows[k].is_client]
 
 
-def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None = None) -> list[tuple[EpisodeStart, dict[str, str], dict[str, Any]]]:
+def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None = None) -> list[tuple[EpisodeStart, dict[str, str], RealOutcome]]:
     """``(start, replayed move, real outcome)`` at every decision point that has a next client row."""
     every = options.model_copy(update={"per_clip": 10**9})
     out = []
@@ -131,7 +216,7 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
             last = spoken[-1] if spoken else None
             recipients, _, _, _ = real_move(clip, k)
             moves = [m for m in later if m >= k][:MULTISTEP]
-            real = {
+            real: RealOutcome = {
                 "speaker": row.speaker,
                 "text": row.text,
                 "intensity": integer_intensity(emotion.intensity) if emotion else None,
@@ -142,12 +227,16 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
                 "floor_addressed": recipients[0] if len(recipients) == 1 else last,
                 "observed": observed_after(clip, k),
                 "later": [
-                    {"k": m, "move": dict(zip(("recipients", "words", "strategy"), real_move(clip, m)[:3])), "observed": observed_after(clip, m)}
+                    {"k": m, "move": _move(*real_move(clip, m)[:3]), "observed": observed_after(clip, m)}
                     for m in moves
                 ],
             }
             out.append((start, answers, real))
     return out[:limit] if limit else out
+
+
+def _move(recipients: Sequence[str], words: str, strategy: str | None) -> RealMove:
+    return {"recipients": recipients, "words": words, "strategy": strategy}
 
 
 def simulators_for(clips: Sequence[Clip], simulator: str, model: str | None) -> dict[str, OfflineSimulator] | None:
@@ -173,12 +262,13 @@ def simulators_for(clips: Sequence[Clip], simulator: str, model: str | None) -> 
     return {sid: Fitted(m, model, held_out=sid) for sid, m in folds.items()}
 
 
-def judge_context(start: EpisodeStart, move: dict[str, Any]) -> list[RowView]:
+def judge_context(start: EpisodeStart, move: AgentAction) -> list[RowView]:
     """The rows a plausibility judge sees: the transcript's last rows up to the point, then the real
     therapist's move when there was one (what the simulator saw, without its cards or state)."""
     rows = list(start.transcript)
     if move.get("intervened"):
-        rows.append(RowView(row_index=len(rows) + 1, speaker=THERAPIST, target=[move["whom"]] if move.get("whom") else [], text=move.get("turn") or ""))
+        whom = move.get("whom")
+        rows.append(RowView(row_index=len(rows) + 1, speaker=THERAPIST, target=[whom] if whom else [], text=move.get("turn") or ""))
     return rows[-RECENT_ROWS:]
 
 
@@ -192,9 +282,10 @@ def plausibility_prompt(context: Sequence[RowView], speaker: str, turn: str) -> 
     return Prompt(JUDGE_SYSTEM, body)
 
 
-def plausibility_requests(start: EpisodeStart, record: dict[str, Any]) -> dict[str, Prompt | None]:
+def plausibility_requests(start: EpisodeStart, line: dict[str, Any]) -> dict[str, Prompt | None]:
     """``{"judge_plausibility": prompt or None (no client turn: the floor), "judge_plausibility_real": prompt}``
-    for one fidelity record."""
+    for one fidelity record (as :func:`fidelity_record` made it)."""
+    record = cast(FidelityRecord, line)
     context = judge_context(start, record["move"])
     pred, gold = record["prediction"], record["gold"]
     simulated = plausibility_prompt(context, pred["speaker"], pred["text"]) if pred["speaker"] and pred["text"] else None
@@ -214,13 +305,13 @@ def fidelity_episode(
     return Episode(start, agent=REAL_THERAPIST, simulator=simulator, options=one, replay=answers, model=sim)
 
 
-def multistep(sim: OfflineSimulator, start: EpisodeStart, real: dict[str, Any]) -> dict[str, dict[str, float | int]]:
+def multistep(sim: OfflineSimulator, start: EpisodeStart, real: RealOutcome) -> dict[str, MultiStep]:
     """The real moves of the next points played one after the other from the start: per step s,
     every client's annotated intensity after the s-th move against the simulator's state then and
     against the start (mean absolute error, over the clients annotated)."""
     clients = start.clients
     state = start.initial
-    out: dict[str, dict[str, float | int]] = {}
+    out: dict[str, MultiStep] = {}
     for s, later in enumerate(real["later"], 1):
         move = later["move"]
         words = move["words"] or None
@@ -244,18 +335,23 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def fidelity_record(start: EpisodeStart, real: dict[str, Any], episode: dict[str, Any], sim: OfflineSimulator | None = None) -> dict[str, Any]:
-    """One line of ``results/fidelity.jsonl``."""
+def fidelity_record(start: EpisodeStart, real: RealOutcome, played: dict[str, Any], sim: OfflineSimulator | None = None) -> dict[str, Any]:
+    """One line of ``results/fidelity.jsonl`` (:class:`FidelityRecord`) from the played episode's record
+    (:meth:`rescue_bench.sim.Episode.record`)."""
+    return dict(_fidelity_record(start, real, cast(EpisodeRecord, played), sim))
+
+
+def _fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeRecord, sim: OfflineSimulator | None) -> FidelityRecord:
     step = episode["steps"][0]
     turn = step["client_turns"][0] if step["client_turns"] else None
     state = step["state"]
     valid = state is not None
     speaker = real["speaker"]
     before = start.initial.to_json()["emotions"]
-    pred_state = state["emotions"].get(speaker) if valid else None
+    pred_state = state["emotions"].get(speaker) if state is not None else None
     seen = [c for c in start.clients if c in real["observed"]]
 
-    def err(source: dict[str, Any]) -> float | None:
+    def err(source: dict[str, ClientStateJson] | dict[str, Observed]) -> float | None:
         return _mean([abs(source[c]["intensity"] - real["observed"][c]["intensity"]) for c in seen]) if seen else None
 
     return {
@@ -277,11 +373,11 @@ def fidelity_record(start: EpisodeStart, real: dict[str, Any], episode: dict[str
         "floor_least_recent_correct": real["floor_least_recent"] == speaker,
         "intensity_error": abs(pred_state["intensity"] - real["intensity"]) if pred_state and real["intensity"] is not None else None,
         "intensity_error_floor": abs(before[speaker]["intensity"] - real["intensity"]) if real["intensity"] is not None and speaker in before else None,
-        "intensity_error_all": err(state["emotions"]) if valid else None,
+        "intensity_error_all": err(state["emotions"]) if state is not None else None,
         "intensity_error_all_floor": err(before),
         "valence_correct": (pred_state["valence"] == real["valence"]) if pred_state and real["valence"] is not None else None,
         "valence_correct_floor": (before[speaker]["valence"] == real["valence"]) if real["valence"] is not None and speaker in before else None,
-        "pattern_correct": (state["pattern"] == real["pattern"]) if valid and real["pattern"] is not None else None,
+        "pattern_correct": (state["pattern"] == real["pattern"]) if state is not None and real["pattern"] is not None else None,
         "pattern_correct_floor": (start.initial.pattern == real["pattern"]) if real["pattern"] is not None else None,
         "multistep": multistep(sim, start, real) if sim is not None else None,
         "bertscore": None,
@@ -321,36 +417,42 @@ FLOORS: dict[str, tuple[tuple[str, bool], ...]] = {
 """Each measure's floors, with whether higher is better."""
 
 
-def _value(record: dict[str, Any], key: str) -> float | None:
+def _value(record: FidelityRecord, key: str) -> float | None:
     if key == "invalid":
         return float(not record["valid"])
     if key.startswith("multistep_"):
         parts = key.split("_")
         step = (record.get("multistep") or {}).get(parts[1])
         return None if step is None else float(step["floor" if len(parts) == 3 else "error"])
-    value = record.get(key)
+    value = cast(dict[str, float | bool | None], record).get(key)
     return None if value is None else float(value)
 
 
-def _reader(key: str) -> Callable[[dict[str, Any]], float]:
-    def read(record: dict[str, Any]) -> float:
+def _reader(key: str) -> Callable[[FidelityRecord], float]:
+    def read(record: FidelityRecord) -> float:
         value = _value(record, key)
         return math.nan if value is None else value
 
     return read
 
 
-def summarize_fidelity(records: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips", "beaten_by"}}``;
-    ``beaten_by``: per measure, the floors the simulator does not beat (equal or better)."""
-    out: dict[str, Any] = {}
+FidelitySummary = dict[str, Estimate | int | dict[str, list[str]]]
+"""A scenario's entry of ``summary.json``: ``points`` and ``clips``, an :class:`Estimate` per measure, ``beaten_by``."""
+
+
+def summarize_fidelity(lines: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, FidelitySummary]:
+    """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips", "beaten_by"}}``
+    of the lines of ``results/fidelity.jsonl``; ``beaten_by``: per measure, the floors the simulator
+    does not beat (equal or better)."""
+    records = [cast(FidelityRecord, r) for r in lines]
+    out: dict[str, FidelitySummary] = {}
     for scenario in SCENARIOS3:
         chosen = in_scenario(records, scenario)
-        entry: dict[str, Any] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen})}
+        estimates: dict[str, Estimate] = {}
         for key, _, _ in FIDELITY_METRICS:
             have = [r for r in chosen if _value(r, key) is not None]
             if not have:
-                entry[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+                estimates[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
                 continue
             stat = mean_statistic(_reader(key), key)
             clips = len({r["sample_id"] for r in have})
@@ -359,12 +461,12 @@ def summarize_fidelity(records: Sequence[dict[str, Any]], *, n_resamples: int = 
                 strata = "scenario" if scenario not in ("couple", "family") else None
                 lo, hi = bootstrap_ci(have, stat, "sample_id", n_resamples=n_resamples, seed=seed, strata=strata)
                 low, high = float(lo), float(hi)
-            entry[key] = {"value": float(stat(have)), "ci_low": low, "ci_high": high, "n": len(have)}
-        entry["beaten_by"] = {
-            key: [f for f, higher in floors if _not_beaten(entry[key]["value"], entry[f]["value"], higher)]
+            estimates[key] = {"value": float(stat(have)), "ci_low": low, "ci_high": high, "n": len(have)}
+        beaten_by = {
+            key: [f for f, higher in floors if _not_beaten(estimates[key]["value"], estimates[f]["value"], higher)]
             for key, floors in FLOORS.items()
         }
-        out[scenario] = entry
+        out[scenario] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen}), **estimates, "beaten_by": beaten_by}
     return out
 
 

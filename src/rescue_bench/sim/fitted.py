@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -469,9 +469,23 @@ def _counts(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, int]]:
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
 
 
+class Tables(TypedDict):
+    """A fitted model's tables (:class:`FittedModel`'s fields of the same names)."""
+
+    intensity: dict[str, Cell]
+    valence: dict[str, dict[str, int]]
+    pattern: dict[str, dict[str, int]]
+    speaker: dict[str, Rate]
+    units: dict[str, int]
+
+
+HeldOut = dict[str, float | int | None]
+"""Intensity change predicted for held-out clips: the units and the mean absolute error of each predictor."""
+
+
 def _tables(
     changes: Sequence[ChangeUnit], speakers: Sequence[SpeakerUnit], pats: Sequence[PatternUnit], pseudo: float, affect_used: bool
-) -> dict[str, Any]:
+) -> Tables:
     val_pairs: list[tuple[str, str]] = []
     for u in changes:
         val_pairs.append((f"{u.valence_before}|{u.exposure}", u.valence_after))
@@ -528,7 +542,7 @@ def fit(clips: Sequence[Clip], name: str, *, pseudo: float = PSEUDO, seed: int =
     changes = [u for v in per_clip.values() for u in v[0]]
     source = Source(name=name, sha256=data_digest(clips), clips=[c.sample_id for c in clips], rows=sum(len(c.rows) for c in clips))
 
-    def build(keep: Sequence[str], words: LinearReader, effects: list[Effect], heldout: dict[str, Any]) -> FittedModel:
+    def build(keep: Sequence[str], words: LinearReader, effects: list[Effect], heldout: HeldOut) -> FittedModel:
         ch = [u for s in keep for u in per_clip[s][0]]
         sp = [u for s in keep for u in per_clip[s][1]]
         pa = [u for s in keep for u in per_clip[s][2]]
@@ -586,7 +600,7 @@ def _mean(values: list[float]) -> float | None:
 
 def held_out_effects(
     changes: Sequence[ChangeUnit], folds: dict[str, FittedModel], clips: Sequence[Clip]
-) -> tuple[list[Effect], dict[str, Any]]:
+) -> tuple[list[Effect], HeldOut]:
     """Each effect of :data:`EFFECT_ARMS` as annotated, as predicted for held-out clips, and as the
     scripted rules have it; and the held-out mean absolute error of the change (model and no change)."""
     pred = [_predicted(folds[u.sample_id], u) for u in changes]
@@ -607,7 +621,7 @@ def held_out_effects(
             )
         )
     truth = [u.after - u.before for u in changes]
-    heldout = {
+    heldout: HeldOut = {
         "units": len(changes),
         "mae_fitted": round(sum(abs(p - t) for p, t in zip(pred, truth)) / len(truth), 4) if truth else None,
         "mae_no_change": round(sum(abs(t) for t in truth) / len(truth), 4) if truth else None,

@@ -31,6 +31,7 @@ from rescue_bench.sim.agents import ATTEND_TURN, GROUP_TURN
 from rescue_bench.sim.fitted import move_of
 from rescue_bench.sim.hearing import hear
 from rescue_bench.sim.offline import Fitted, OfflineSimulator
+from rescue_bench.sim.record import AgentAction, EpisodeBody, ReferenceJson
 from rescue_bench.sim.state import PATTERN_VALUE, STANCE_VALUE, VALENCE_WEIGHT, HiddenState, reward
 
 RULES: tuple[str, ...] = ("silent", "group", "first", "last", "rotate")
@@ -48,7 +49,7 @@ def constant_policies(scenario: str) -> list[str]:
     return [SILENT] + [f"{rule}+{s}" for rule in RULES if rule != SILENT for s in strategies(scenario)]
 
 
-def policy_action(policy: str, t: int, clients: Sequence[str], group: str) -> dict[str, Any]:
+def policy_action(policy: str, t: int, clients: Sequence[str], group: str) -> AgentAction:
     """The action record of ``policy`` at step ``t`` (1-based), as an agent's step would have it."""
     if policy == SILENT:
         return {"intervened": False, "whom": None, "how": None, "turn": None, "recipients": []}
@@ -178,7 +179,7 @@ class Reference:
     def changeable(self) -> bool | None:
         return None if self.optimum is None or self.worst is None else self.optimum - self.worst > TIE
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ReferenceJson:
         return {
             "constant": self.constant, "floor": self.floor, "floor_policy": self.floor_policy,
             "optimum": self.optimum, "worst": self.worst, "changeable": self.changeable,
@@ -206,10 +207,10 @@ def episode_reference(
     return ref
 
 
-def run_floor(records: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, float]]:
+def run_floor(records: Sequence[EpisodeBody]) -> tuple[str | None, dict[str, float]]:
     """The constant policy with the best mean J over ``records`` (episodes of one scenario, each with
     its reference), and every policy's mean J; ``(None, {})`` without references."""
-    refs = [r["reference"] for r in records if r.get("reference")]
+    refs = [ref for r in records if (ref := r.get("reference"))]
     if not refs:
         return None, {}
     names = [p for p in refs[0]["constant"] if all(p in ref["constant"] for ref in refs)]

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rescue_bench.sim.reader import named_clients
+from rescue_bench.sim.record import AgentAction, HeardJson
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Heard:
             return "left_out"
         return "alone" if len(self.recipients) == 1 else "group"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> HeardJson:
         return {"recipients": list(self.recipients), "affect": self.affect, "named": list(self.named), "silent": self.silent}
 
 
@@ -59,7 +59,7 @@ def has_words(text: str | None) -> bool:
     return any(ch.isalnum() for ch in text or "")
 
 
-def hear(action: dict[str, Any], clients: Sequence[str], read: Callable[[str], str | None] | None = None) -> Heard:
+def hear(action: AgentAction, clients: Sequence[str], read: Callable[[str], str | None] | None = None) -> Heard:
     """The step ``action`` (the episode's action record: ``intervened``, ``recipients``, ``how``,
     ``turn``) as the clients hear it; ``read`` gives the words' affect."""
     words = (action.get("turn") or "").strip()

@@ -27,21 +27,22 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
 from rescue_bench.agent.metrics import leaves_out, whole_group
 from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
+from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, Estimate, HeardJson, StateJson
 from rescue_bench.sim.state import HiddenState, is_repaired, max_distress, objective
 
-Record = dict[str, Any]
 CLUSTER = "sample_id"
+"""The records' field the intervals resample (clips)."""
 SCENARIOS3: tuple[str, ...] = SUMMARY_SCENARIOS
 
 
-def _heard(step: Record) -> list[str]:
+def _heard(step: EpisodeStep) -> list[str]:
     """The clients a step's words reached (none: silence, or an empty or unusable turn)."""
     heard = step.get("heard")
     if heard is not None:
@@ -49,14 +50,14 @@ def _heard(step: Record) -> list[str]:
     return list(step["action"]["recipients"]) if step["action"].get("intervened", True) else []
 
 
-def _wordless(step: Record) -> bool:
+def _wordless(step: EpisodeStep) -> bool:
     """The agent took the turn and said nothing the clients hear (``"."``): heard as silence, and
     as unusable an answer as an empty turn."""
     heard = step.get("heard")
     return bool(step["action"].get("intervened") and heard is not None and heard["silent"])
 
 
-def attention_balance(steps: Sequence[Record], clients: Sequence[str]) -> float | None:
+def attention_balance(steps: Sequence[EpisodeStep], clients: Sequence[str]) -> float | None:
     """Normalised entropy of the attention the agent's turns gave each client (see the module doc)."""
     weights = dict.fromkeys(clients, 0.0)
     for step in steps:
@@ -70,7 +71,7 @@ def attention_balance(steps: Sequence[Record], clients: Sequence[str]) -> float 
     return h / math.log(len(clients))
 
 
-def episode_metrics(record: Record, *, gamma: float, lam: float) -> dict[str, Any]:
+def episode_metrics(record: EpisodeBody, *, gamma: float, lam: float) -> EpisodeMetrics:
     steps = record["steps"]
     clients = record["clients"]
     initial = HiddenState.model_validate(record["initial_state"])
@@ -96,11 +97,11 @@ def episode_metrics(record: Record, *, gamma: float, lam: float) -> dict[str, An
     started_repaired = is_repaired(initial.pattern)
     chains = [s["chain"] for s in steps]
     attempts = [s["simulator"].get("raw") or [] for s in steps]
-    return {
+    metrics: EpisodeMetrics = {
         "J": J,
         "scored": scored,
         "changeable": changeable,
-        "regret": ref["optimum"] - J if scored and ref and ref.get("optimum") is not None else None,
+        "regret": optimum - J if J is not None and scored and ref and (optimum := ref.get("optimum")) is not None else None,
         "floor_J": ref["floor"] if scored and ref else None,
         "optimum_J": ref["optimum"] if scored and ref else None,
         "gamma": gamma,
@@ -130,47 +131,55 @@ def episode_metrics(record: Record, *, gamma: float, lam: float) -> dict[str, An
         "judge_sum": sum(s["judge_strategy"] for s in steps if s.get("judge_strategy") is not None),
         "judge_n": sum(s.get("judge_strategy") is not None for s in steps),
     }
+    return metrics
 
 
-def _mean(key: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
-        value = r["metrics"].get(key)
+def _metric(r: EpisodeRecord, key: str) -> float | bool | None:
+    """The metric called ``key`` of a record (``None`` when it has none): a :class:`SimMetric` names the one it reads."""
+    return cast(dict[str, float | bool | None], r["metrics"]).get(key)
+
+
+def _mean(key: str) -> Callable[[EpisodeRecord], list[float]]:
+    def components(r: EpisodeRecord) -> list[float]:
+        value = _metric(r, key)
         return [0.0, 0.0] if value is None else [float(value), 1.0]
 
     return components
 
 
-def _scored(key: str) -> Callable[[Record], list[float]]:
+def _scored(key: str) -> Callable[[EpisodeRecord], list[float]]:
     """The mean of ``key`` over the scored episodes (complete, and changeable by some action)."""
 
-    def components(r: Record) -> list[float]:
-        value = r["metrics"].get(key)
+    def components(r: EpisodeRecord) -> list[float]:
+        value = _metric(r, key)
         return [0.0, 0.0] if value is None or not r["metrics"].get("scored", True) else [float(value), 1.0]
 
     return components
 
 
-def _ratio(num: str, den: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
-        return [float(r["metrics"][num]), float(r["metrics"][den])]
+def _ratio(num: str, den: str) -> Callable[[EpisodeRecord], list[float]]:
+    def components(r: EpisodeRecord) -> list[float]:
+        n, d = _metric(r, num), _metric(r, den)
+        assert n is not None and d is not None  # the counts every episode has
+        return [float(n), float(d)]
 
     return components
 
 
-def _deescalated(r: Record) -> list[float]:
+def _deescalated(r: EpisodeRecord) -> list[float]:
     value = r["metrics"]["deescalated"]
     return [0.0, 0.0] if value is None else [float(value), 1.0]
 
 
-def _share(flag: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
-        value = r["metrics"].get(flag)
+def _share(flag: str) -> Callable[[EpisodeRecord], list[float]]:
+    def components(r: EpisodeRecord) -> list[float]:
+        value = _metric(r, flag)
         return [0.0, 0.0] if value is None else [float(bool(value)), 1.0]
 
     return components
 
 
-def _unchangeable(r: Record) -> list[float]:
+def _unchangeable(r: EpisodeRecord) -> list[float]:
     value = r["metrics"].get("changeable")
     return [0.0, 0.0] if value is None else [float(not value), 1.0]
 
@@ -179,13 +188,15 @@ TIE = 1e-9
 """Differences of J below this are sums' rounding, not room: an optimum this close to the floor is the floor."""
 
 
-def _gain(r: Record) -> list[float]:
+def _gain(r: EpisodeRecord) -> list[float]:
     """J above the run's floor, over the optimum above it (only where both are known)."""
     m = r["metrics"]
-    if m.get("run_floor_J") is None or m.get("optimum_J") is None:
+    floor, optimum, J = m.get("run_floor_J"), m.get("optimum_J"), m["J"]
+    if floor is None or optimum is None:
         return [0.0, 0.0]
-    room = m["optimum_J"] - m["run_floor_J"]
-    gain = m["J"] - m["run_floor_J"]
+    assert J is not None  # an episode with an optimum is scored, so it has J
+    room = optimum - floor
+    gain = J - floor
     return [gain if abs(gain) > TIE else 0.0, room if room > TIE else 0.0]
 
 
@@ -201,12 +212,12 @@ class SimMetric:
     name: str
     kind: str
     """``score`` (J, a signed number), ``distress`` (0-1), ``pct`` (a share), ``balance`` (0-1), ``judge`` (1-5)."""
-    components: Callable[[Record], list[float]]
+    components: Callable[[EpisodeRecord], list[float]]
     label: str
     higher_is_better: bool = True
 
     def statistic(self) -> AdditiveStatistic:
-        def components(records: Sequence[Record]) -> np.ndarray:
+        def components(records: Sequence[EpisodeRecord]) -> np.ndarray:
             return np.array([self.components(r) for r in records], dtype=float).reshape(-1, 2)
 
         return AdditiveStatistic(components, _combine, f"sim_{self.name}")
@@ -245,11 +256,11 @@ def _clean(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def subset(records: Sequence[Record], scenario: str) -> list[Record]:
+def subset(records: Sequence[EpisodeRecord], scenario: str) -> list[EpisodeRecord]:
     return in_scenario(records, scenario)
 
 
-def with_run_floor(records: Sequence[Record]) -> tuple[list[Record], dict[str, str | None]]:
+def with_run_floor(records: Sequence[EpisodeRecord]) -> tuple[list[EpisodeRecord], dict[str, str | None]]:
     """Copies of ``records`` whose metrics carry ``run_floor_J`` (J of the run's best constant policy
     of the episode's scenario on that episode, :func:`rescue_bench.sim.floors.run_floor`, over the
     scored episodes), and that policy per scenario."""
@@ -259,12 +270,13 @@ def with_run_floor(records: Sequence[Record]) -> tuple[list[Record], dict[str, s
     for scenario in ("couple", "family"):
         scored = [r for r in records if r["scenario"] == scenario and r["metrics"].get("scored") and r.get("reference")]
         policies[scenario] = run_floor(scored)[0]
-    out = []
+    out: list[EpisodeRecord] = []
     for r in records:
         policy = policies.get(r["scenario"])
         ref = r.get("reference")
         floor = ref["constant"].get(policy) if r["metrics"].get("scored") and ref and policy else None
-        out.append({**r, "metrics": {**r["metrics"], "run_floor_J": floor}})
+        metrics: EpisodeMetrics = {**r["metrics"], "run_floor_J": floor}
+        out.append({**r, "metrics": metrics})
     return out, policies
 
 
@@ -278,18 +290,24 @@ def interval_note(clips: int, confidence: float) -> str:
     return f"{level_text(confidence)} CI covers ~{round(100 * share)}% at {clips} clips" if share is not None else "coverage not measured"
 
 
-def summarize(records: Sequence[Record], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict[str, Any]:
+SimSummary = dict[str, Estimate | int | str | None]
+"""A scenario's entry of ``summary.json``: ``episodes``, ``clips``, ``floor_policy``, ``interval`` and an :class:`Estimate` per metric."""
+
+
+def summarize(
+    records: Sequence[dict[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> dict[str, SimSummary]:
     """``{scenario: {"episodes", "clips", "floor_policy", "interval", metric: {"value", "ci_low",
     "ci_high", "n"}}}`` with percentile cluster-bootstrap intervals over clips (the pooled ones
     resample within each scenario), none below :data:`MIN_CLIPS_FOR_INTERVAL` clips."""
-    records, policies = with_run_floor(records)
-    out: dict[str, Any] = {}
+    typed, policies = with_run_floor(_typed(records))
+    out: dict[str, SimSummary] = {}
     for scenario in SCENARIOS3:
-        chosen = subset(records, scenario)
-        clips = len({r[CLUSTER] for r in chosen})
+        chosen = subset(typed, scenario)
+        clips = len({r["sample_id"] for r in chosen})
         floor = policies.get(scenario) if scenario in policies else " / ".join(f"{k}: {v}" for k, v in policies.items() if v)
-        entry: dict[str, Any] = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
-                                 "interval": interval_note(clips, confidence)}
+        entry: SimSummary = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
+                             "interval": interval_note(clips, confidence)}
         for m in METRICS:
             if not chosen:
                 entry[m.name] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
@@ -306,7 +324,28 @@ def summarize(records: Sequence[Record], *, n_resamples: int = 1000, confidence:
     return out
 
 
-def paired_comparison(a: Sequence[Record], b: Sequence[Record], *, n_resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
+def _typed(lines: Sequence[object]) -> list[EpisodeRecord]:
+    """The lines of ``results/sim.jsonl`` (plain dicts), typed: they are what :meth:`rescue_bench.sim.Episode.record` wrote."""
+    return [cast(EpisodeRecord, r) for r in lines]
+
+
+class PairedComparison(TypedDict):
+    episodes: int
+    clips: int
+    delta: float | None
+    p_value: float | None
+    a_wins: int
+    b_wins: int
+
+
+def paired_comparison(
+    a_records: Sequence[dict[str, Any]], b_records: Sequence[dict[str, Any]], *, n_resamples: int = 10_000, seed: int = 0
+) -> PairedComparison:
+    """:func:`compare_runs` of two runs' lines of ``results/sim.jsonl``."""
+    return compare_runs(_typed(a_records), _typed(b_records), n_resamples=n_resamples, seed=seed)
+
+
+def compare_runs(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], *, n_resamples: int = 10_000, seed: int = 0) -> PairedComparison:
     """J of run ``a`` against run ``b`` on the episodes both scored: the mean difference and the
     two-sided p-value of the paired permutation test swapping clips
     (:func:`rescue_bench.metrics.paired_permutation_test`)."""
@@ -321,10 +360,10 @@ def paired_comparison(a: Sequence[Record], b: Sequence[Record], *, n_resamples: 
     by_b = {r["id"]: r for r in b2}
     delta = _clean(stat(a2) - stat(b2))
     p = paired_permutation_test(a2, b2, stat, CLUSTER, n_resamples=n_resamples, seed=seed, id_key="id")
-    wins = [r["metrics"]["J"] - by_b[r["id"]]["metrics"]["J"] for r in a2]
+    wins = [cast(float, r["metrics"]["J"]) - cast(float, by_b[r["id"]]["metrics"]["J"]) for r in a2]
     return {
         "episodes": len(a2),
-        "clips": len({r[CLUSTER] for r in a2}),
+        "clips": len({r["sample_id"] for r in a2}),
         "delta": delta,
         "p_value": _clean(p),
         "a_wins": sum(w > 1e-9 for w in wins),
@@ -332,7 +371,36 @@ def paired_comparison(a: Sequence[Record], b: Sequence[Record], *, n_resamples: 
     }
 
 
-def breakdown(record: Record) -> list[dict[str, Any]]:
+class Feeling(TypedDict):
+    valence: str
+    intensity: int
+
+
+class StepBreakdown(TypedDict):
+    """One step of :func:`breakdown`."""
+
+    t: int
+    most_distressed: str | None
+    their_distress: float | None
+    spoke: bool
+    whom: str | None
+    how: str | None
+    turn: str | None
+    heard: HeardJson
+    wordless: bool
+    left_out: bool | None
+    group_address: bool
+    distress_before: dict[str, float]
+    distress_after: dict[str, float] | None
+    feeling_before: dict[str, Feeling]
+    feeling_after: dict[str, Feeling] | None
+    pattern_before: str
+    pattern_after: str | None
+    utility: float | None
+    reward: float | None
+
+
+def breakdown(episode: dict[str, Any]) -> list[StepBreakdown]:
     """The episode step by step, for a person to read after it (the practice page). Per step:
 
     * ``most_distressed`` before it (by the hidden state, ``None`` when no one is) and
@@ -350,17 +418,18 @@ def breakdown(record: Record) -> list[dict[str, Any]]:
     """
     from rescue_bench.sim.state import distresses
 
-    def feelings(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def feelings(state: StateJson) -> dict[str, Feeling]:
         return {c: {"valence": e["valence"], "intensity": e["intensity"]} for c, e in state["emotions"].items()}
 
+    record = cast(EpisodeRecord, episode)
     clients = record["clients"]
     initial = HiddenState.model_validate(record["initial_state"])
     before, pattern, feeling = distresses(initial), initial.pattern, feelings(record["initial_state"])
-    out = []
+    out: list[StepBreakdown] = []
     for step in record["steps"]:
         action = step["action"]
         recipients = _heard(step)
-        heard = step.get("heard") or {"recipients": recipients, "affect": None, "named": [], "silent": not recipients}
+        heard: HeardJson = step.get("heard") or {"recipients": recipients, "affect": None, "named": [], "silent": not recipients}
         after = step.get("distress")
         state = step.get("state")
         top = step["top_before"]

@@ -15,8 +15,9 @@ an episode and the same policy searched by the floors get the same J.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from rescue_bench.labels import strategies
 from rescue_bench.sim.fitted import FittedModel, load_model
@@ -24,6 +25,7 @@ from rescue_bench.sim.fitted import client_turn as fitted_turn
 from rescue_bench.sim.hearing import Heard
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, FITTED, OFFLINE_SIMULATORS, SCRIPTED
 from rescue_bench.sim.reader import AFFECTS
+from rescue_bench.sim.record import EffectJson, InferenceJson, SimulatorDescription
 from rescue_bench.sim.scripted import Action, fits, next_speaker, transition
 from rescue_bench.sim.scripted import client_turn as scripted_turn
 from rescue_bench.sim.state import HiddenState, most_distressed
@@ -31,22 +33,31 @@ from rescue_bench.sim.state import HiddenState, most_distressed
 __all__ = ["DEFAULT_SIMULATOR", "FITTED", "OFFLINE_SIMULATORS", "SCRIPTED", "Fitted", "OfflineSimulator", "Scripted", "offline_simulator"]
 
 
+@dataclass(frozen=True)
+class StepInfo:
+    """What a simulator's step leaves for its speaker rule: the ``scripted`` rules' escalation flag
+    and the most distressed client before the step (``None`` for the ``fitted`` model, which needs neither)."""
+
+    escalated: bool | None = None
+    top: str | None = None
+
+
 class OfflineSimulator(Protocol):
     name: str
 
     def read(self, words: str) -> str | None: ...
 
-    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, dict[str, Any]]:
+    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, StepInfo]:
         """The state after step ``t`` (1-based) and what the speaker rule needs of it."""
         ...
 
     def speaker(
-        self, after: HiddenState, heard: Heard, info: dict[str, Any], clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
+        self, after: HiddenState, heard: Heard, info: StepInfo, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
     ) -> str: ...
 
     def turn(self, speaker: str, after: HiddenState, clients: Sequence[str], said: Sequence[str], salt: str) -> str: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> SimulatorDescription: ...
 
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]: ...
 
@@ -62,22 +73,23 @@ class Scripted:
     def read(self, words: str) -> str | None:
         return None
 
-    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, dict[str, Any]]:
+    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, StepInfo]:
         action = Action(heard.recipients, heard.strategy, heard.words, len(heard.recipients) == len(clients) > 1)
         top = most_distressed(state, list(clients))
         after, escalated = transition(state, action, clients, scenario)
-        return after, {"escalated": escalated, "top": top}
+        return after, StepInfo(escalated=escalated, top=top)
 
     def speaker(
-        self, after: HiddenState, heard: Heard, info: dict[str, Any], clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
+        self, after: HiddenState, heard: Heard, info: StepInfo, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
     ) -> str:
         action = Action(heard.recipients, heard.strategy, heard.words)
-        return next_speaker(after, action, info["top"], info["escalated"], clients, spoken, real=real)
+        assert info.escalated is not None
+        return next_speaker(after, action, info.top, info.escalated, clients, spoken, real=real)
 
     def turn(self, speaker: str, after: HiddenState, clients: Sequence[str], said: Sequence[str], salt: str) -> str:
         return scripted_turn(speaker, after, clients)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SimulatorDescription:
         return {"name": SCRIPTED, "smoke_test": True}
 
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]:
@@ -97,31 +109,32 @@ class Fitted:
         self.path = path
         self.held_out = held_out
         """The clip this model was refitted without (fidelity on the model's own clips)."""
-        self._description: dict[str, Any] | None = None
+        self._description: SimulatorDescription | None = None
 
     def read(self, words: str) -> str | None:
         return self.model.read(words)
 
-    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, dict[str, Any]]:
-        return self.model.transition(state, heard, clients, t), {}
+    def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, StepInfo]:
+        return self.model.transition(state, heard, clients, t), StepInfo()
 
     def speaker(
-        self, after: HiddenState, heard: Heard, info: dict[str, Any], clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
+        self, after: HiddenState, heard: Heard, info: StepInfo, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
     ) -> str:
         return self.model.next_speaker(heard, clients, spoken, real)
 
     def turn(self, speaker: str, after: HiddenState, clients: Sequence[str], said: Sequence[str], salt: str) -> str:
         return fitted_turn(speaker, after, clients, said, salt)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SimulatorDescription:
         m = self.model
         if self._description is None:
             self._description = {
                 "name": FITTED, "model": self.path or "default", "sha256": m.sha256(), "version": m.version, "fitted_on": m.source.name,
-                "affect_used": m.affect_used, "readings": [r.model_dump(mode="json") for r in m.readings],
-                "effects": [e.model_dump(mode="json") for e in m.effects], "heldout": m.heldout,
-                **({"refitted_without": self.held_out} if self.held_out else {}),
+                "affect_used": m.affect_used, "readings": [cast(InferenceJson, r.model_dump(mode="json")) for r in m.readings],
+                "effects": [cast(EffectJson, e.model_dump(mode="json")) for e in m.effects], "heldout": m.heldout,
             }
+            if self.held_out:
+                self._description["refitted_without"] = self.held_out
         return self._description
 
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]:

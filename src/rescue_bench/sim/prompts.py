@@ -26,6 +26,7 @@ from rescue_bench.parse import ParsedAnswer, extract_json, match_label
 from rescue_bench.prompts.render import SETTING, render_rows
 from rescue_bench.sim.cards import RoleCard
 from rescue_bench.sim.hearing import Heard
+from rescue_bench.sim.record import ClientStateJson
 from rescue_bench.sim.state import STANCES, VALENCES, HiddenState, pair_key, pairs
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.instance import RowView
@@ -108,7 +109,7 @@ def parse_state_json(value: Any, clients: Sequence[str], patterns: Sequence[str]
     """A complete hidden state from a JSON value, or the first reason it is not one."""
     if not isinstance(value, Mapping):
         return None, "no state object"
-    emotions: dict[str, dict[str, Any]] = {}
+    emotions: dict[str, ClientStateJson] = {}
     for name, item in _items(field(value, ("emotions",)), ("client", "person", "name")):
         c = match_label(name, clients) if isinstance(name, str) else None
         if c is None or not isinstance(item, Mapping):

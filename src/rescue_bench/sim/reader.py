@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -173,22 +174,32 @@ def strategy_rows(clip: Clip) -> list[tuple[int, str, str]]:
     return [(i, r.text, s) for i, r in enumerate(clip.rows) if r.is_therapist and r.text and (s := strategy_type(r)) in allowed]
 
 
+@dataclass(frozen=True)
+class ReadRow:
+    """One labelled row of a held-out clip and how its clip's reader read it."""
+
+    sample_id: str
+    row: int
+    gold: str
+    prediction: str
+
+
 def crossfit(
     clips: Sequence[Clip], rows_of: Callable[[Clip], list[tuple[int, str, str]]]
-) -> tuple[dict[str, LinearReader], list[dict[str, Any]]]:
+) -> tuple[dict[str, LinearReader], list[ReadRow]]:
     """A reader per clip fitted on the *other* clips' labelled rows (``{sample_id: reader}``; none
-    when the others have no labelled row), and the records ``{"sample_id", "row", "gold",
-    "prediction"}`` of every labelled row read by its clip's reader, which a reading is measured on."""
+    when the others have no labelled row), and every labelled row read by its clip's reader, which a
+    reading is measured on."""
     by_clip = {c.sample_id: rows_of(c) for c in clips}
     readers: dict[str, LinearReader] = {}
-    records: list[dict[str, Any]] = []
+    records: list[ReadRow] = []
     for sid, rows in by_clip.items():
         train = [(t, y) for other, rs in by_clip.items() if other != sid for _, t, y in rs]
         if not train:
             continue
         readers[sid] = reader = fit_linear([t for t, _ in train], [y for _, y in train])
         for (i, _, gold), pred in zip(rows, reader.predict([t for _, t, _ in rows])):
-            records.append({"sample_id": sid, "row": i, "gold": gold, "prediction": pred})
+            records.append(ReadRow(sample_id=sid, row=i, gold=gold, prediction=pred))
     return readers, records
 
 
@@ -222,27 +233,27 @@ class Inference(BaseModel):
     note: str = ""
 
 
-def _balanced(records: Sequence[dict[str, Any]]) -> float:
+def _balanced(records: Sequence[ReadRow]) -> float:
     """Balanced accuracy: the mean over gold classes of the share read right (NaN without records)."""
     hits: dict[str, list[bool]] = {}
     for r in records:
-        hits.setdefault(r["gold"], []).append(r["gold"] == r["prediction"])
+        hits.setdefault(r.gold, []).append(r.gold == r.prediction)
     return float(np.mean([np.mean(v) for v in hits.values()])) if hits else math.nan
 
 
-def measure(reading: str, records: Sequence[dict[str, Any]], *, used: bool, seed: int = 0) -> Inference:
+def measure(reading: str, records: Sequence[ReadRow], *, used: bool, seed: int = 0) -> Inference:
     """Accuracy, balanced accuracy (with its interval over clips), macro-F1 and the majority class of
     held-out ``records``."""
     from sklearn.metrics import f1_score
 
     from rescue_bench.metrics import bootstrap_ci
 
-    counts = Counter(r["gold"] for r in records)
-    clips = len({r["sample_id"] for r in records})
+    counts = Counter(r.gold for r in records)
+    clips = len({r.sample_id for r in records})
     if not records:
         return Inference(reading=reading, rows=0, clips=0, classes={}, used=False, note="no annotated rows")
-    gold = [r["gold"] for r in records]
-    pred = [r["prediction"] for r in records]
+    gold = [r.gold for r in records]
+    pred = [r.prediction for r in records]
     majority = min(counts, key=lambda k: (-counts[k], k))
     balanced = _balanced(records)
     ci = None

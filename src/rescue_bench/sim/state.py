@@ -17,9 +17,11 @@ Definitions (docs/decisions.md, "Closed-loop evaluation"):
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rescue_bench.sim.record import StateJson
 
 Valence = Literal["negative", "neutral", "positive"]
 VALENCES: tuple[str, ...] = ("negative", "neutral", "positive")
@@ -81,8 +83,8 @@ class HiddenState(BaseModel):
     """``"A->B"`` -> one of :data:`STANCES`, for every ordered pair of clients."""
     pattern: str
 
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+    def to_json(self) -> StateJson:
+        return cast(StateJson, self.model_dump(mode="json"))
 
 
 def distress(client: ClientState) -> float:

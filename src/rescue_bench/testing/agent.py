@@ -12,17 +12,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
 
 from rescue_bench.agent.prompts import STEP_TITLES
 from rescue_bench.testing.answers import ValidAnswers, is_judge, listed
+from rescue_bench.testing.server import RequestMessage
 
 _CLIENTS = re.compile(r"For each client \(([^)]*)\)")
 _PAIRS = re.compile(r"For each ordered pair of clients \(([^)]*)\)")
 _PATTERNS = re.compile(r"relation pattern active right now, one of: (.*)\.$", re.MULTILINE)
 
 
-def step_of(messages: list[dict[str, Any]]) -> str | None:
+def step_of(messages: list[RequestMessage]) -> str | None:
     """The chain step a request asks for (``None`` for anything else)."""
     if not messages or is_judge(messages):
         return None
@@ -49,7 +49,7 @@ class AgentAnswers:
         self.turn = turn
         self.tasks = ValidAnswers()
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+    def __call__(self, messages: list[RequestMessage]) -> tuple[int, str]:
         step = step_of(messages)
         if step is None:
             return self.tasks(messages)

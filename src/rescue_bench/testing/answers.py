@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from rescue_bench.contract import RANK_SIZE, answer_object, judge_format
+from rescue_bench.testing.server import RequestMessage
 
 _TASK = re.compile(r"Task: ([a-z ]+)\.")
 _OPTION_LINES = ("Labels: ", "Candidates: ", "Strategies: ")
@@ -31,12 +31,12 @@ def listed(user: str, prefix: str) -> list[str]:
     return []
 
 
-def is_judge(messages: list[dict[str, Any]]) -> bool:
+def is_judge(messages: list[RequestMessage]) -> bool:
     """Whether ``messages`` are a judge request (not a task prompt)."""
     return bool(messages) and JUDGE_MARKER in str(messages[0].get("content", ""))
 
 
-def judge_rubric(messages: list[dict[str, Any]]) -> str:
+def judge_rubric(messages: list[RequestMessage]) -> str:
     """The rubric a judge request asks for: ``"authors"`` when it shows that rubric's format."""
     authors = judge_format("authors").example
     return "authors" if any(authors in str(m.get("content", "")) for m in messages) else "default"
@@ -66,7 +66,7 @@ class ValidAnswers:
         self.intensity = intensity
         self.viewpoint = viewpoint
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+    def __call__(self, messages: list[RequestMessage]) -> tuple[int, str]:
         if not messages:
             return 400, "no messages"
         if is_judge(messages):

@@ -21,13 +21,15 @@ import re
 import threading
 from typing import Any
 
+from rescue_bench.testing.server import RequestMessage
+
 BEHAVIOURS = ("valid", "reask", "invalid", "garbage")
 _CUES = re.compile(r"Cues \([^)]*\):\n(\[.*\])")
 _FIRST_ROW = re.compile(r"The first row you write is row (\d+)")
 _PARTICIPANTS = re.compile(r"Participants \(clients\): (.*)\.")
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: RequestMessage) -> str:
     """The text of a chat message whose content is a string or a list of parts."""
     content = message.get("content")
     if isinstance(content, str):
@@ -42,10 +44,10 @@ class DraftResponder:
         if behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour must be one of {BEHAVIOURS}")
         self.behaviour = behaviour
-        self.requests: list[list[dict[str, Any]]] = []
+        self.requests: list[list[RequestMessage]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+    def __call__(self, messages: list[RequestMessage]) -> tuple[int, str]:
         with self._lock:
             self.requests.append(messages)
         system = message_text(messages[0])

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 from rescue_bench.testing.answers import ValidAnswers
 from rescue_bench.testing.drafts import DraftResponder, message_text
-from rescue_bench.testing.server import FakeOpenAI
+from rescue_bench.testing.server import FakeOpenAI, RequestMessage
 
 DRAFT_MARKER = "You turn a therapy session's subtitles into annotated rows"
 """Words of the drafting instructions (``rescue_bench.annotate.prompt``)."""
@@ -29,10 +28,10 @@ class ScriptedModel:
         self.drafts = DraftResponder("valid")
         self.answers = ValidAnswers()
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str]:
+    def __call__(self, messages: list[RequestMessage]) -> tuple[int, str]:
         if messages and DRAFT_MARKER in message_text(messages[0]):
             return self.drafts(messages)
-        return self.answers([{"role": m.get("role"), "content": message_text(m)} for m in messages])
+        return self.answers([{**m, "content": message_text(m)} for m in messages])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,24 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-Responder = Callable[[list[dict[str, Any]]], tuple[int, str | Mapping[str, Any]]]
+
+class ContentPart(TypedDict, total=False):
+    """A part of a message's content given as a list (``{"type": "text", "text": ...}``, an image ...)."""
+
+    type: str
+    text: str
+
+
+class RequestMessage(TypedDict, total=False):
+    """One message of a chat request body as received: its content a string or a list of parts."""
+
+    role: str
+    content: str | list[ContentPart]
+
+
+Responder = Callable[[list[RequestMessage]], tuple[int, str | Mapping[str, Any]]]
 """Messages -> ``(status, content)``: a reply's text with 200; with an error status, the error's
 message, or (a mapping) the whole body the server sends."""
 
@@ -288,11 +303,11 @@ class ContextWindow:
         self.refused = 0
         self._lock = threading.Lock()
 
-    def tokens(self, messages: list[dict[str, Any]]) -> int:
+    def tokens(self, messages: list[RequestMessage]) -> int:
         """The prompt's tokens as this window counts them."""
         return sum(len(str(m.get("content", ""))) for m in messages) // self.chars_per_token
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[int, str | Mapping[str, Any]]:
+    def __call__(self, messages: list[RequestMessage]) -> tuple[int, str | Mapping[str, Any]]:
         used = self.tokens(messages)
         if used <= self.n_ctx:
             return self.responder(messages)
