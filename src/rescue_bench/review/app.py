@@ -308,7 +308,7 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
         body: dict[str, Any] = {"detail": exc.message}
         headers = {}
         if isinstance(exc, Conflict):
-            body.update(exc.current)
+            body.update(exc.current.model_dump())
         if isinstance(exc, Throttled):
             headers["Retry-After"] = str(max(1, int(exc.retry_after + 0.999)))
         field = getattr(exc, "field", None)

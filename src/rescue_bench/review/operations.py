@@ -44,8 +44,9 @@ def add_user(db: Database, name: str, password: str, role: str) -> None:
 
 
 def list_users(db: Database) -> list[dict[str, Any]]:
+    """Every user as the command line lists them (``username``, ``role``, ``active``, ``created_at``)."""
     with database_errors(), db.read() as session:
-        return users.list_users(session)
+        return [u.model_dump() for u in users.list_users(session)]
 
 
 def set_password(db: Database, name: str, password: str) -> None:
@@ -163,7 +164,7 @@ def agreement_report(db: Database, **kwargs: Any) -> dict[str, Any]:
     from rescue_bench.review.agreement import database_report
 
     with database_errors(), db.read() as session:
-        return database_report(session, **kwargs)
+        return database_report(session, **kwargs).model_dump()
 
 
 # ------------------------------------------------------------------------------------------------
