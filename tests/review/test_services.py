@@ -13,7 +13,7 @@ from sqlalchemy import select
 from rescue_bench import labels
 from rescue_bench.data import Row, load_clips
 from rescue_bench.review import access, edits, store
-from rescue_bench.review.assets import Assets, Manifest, subtitles
+from rescue_bench.review.assets import Assets, Manifest, RowSubtitles, RowText, subtitles
 from rescue_bench.review.db import (
     Database,
     DatabaseError,
@@ -216,12 +216,15 @@ def test_subtitles_by_time_overlap_with_a_dialogue_fallback():
     ]
     cues = [{"cue": 1, "start": 0.5, "end": 4.9, "text": "a"}, {"cue": 2, "start": 4.9, "end": 5.2, "speaker": "Ana", "text": "b"}, {"cue": 3, "start": 9.0, "end": 12.0, "text": "c"}]
     manifest = Manifest(segment_id="s/1", scenario="couple", participants=["Ana", "Luis"], video=None, duration=12.0, cues=cues)
-    subs = subtitles(rows, 2, manifest)
-    assert [s["position"] for s in subs] == [1, 2, 3] and subs[1]["current"]
-    assert [l["text"] for l in subs[0]["lines"]] == ["a", "b"]
-    assert [l["text"] for l in subs[1]["lines"]] == ["b"]  # [9, 12) does not overlap [5, 9]
-    assert subs[2]["source"] == "dialogue" and subs[2]["lines"][0]["text"] == "three (no times)"
-    assert [l["text"] for l in subtitles(rows, 1, None)[0]["lines"]] == ["one"]
+    texts = [RowText.of(r) for r in rows]
+    subs = subtitles(texts, 2, manifest)
+    assert [s.position for s in subs] == [1, 2, 3] and subs[1].current
+    assert [l.text for l in subs[0].lines] == ["a", "b"]
+    assert [l.text for l in subs[1].lines] == ["b"]  # [9, 12) does not overlap [5, 9]
+    assert subs[2].source == "dialogue" and subs[2].lines[0].text == "three (no times)"
+    assert [l.text for l in subtitles(texts, 1, None)[0].lines] == ["one"]
+    # a row the caller did not read shows no times, speaker or subtitles
+    assert subtitles([texts[0], None], 2, None)[1] == RowSubtitles(2, True, "", None, None, [], "dialogue")
 
 
 def test_assets_stay_inside_their_folder(tmp_path: Path):

@@ -174,18 +174,18 @@ class OthersOut(BaseModel):
     adjudicated: bool
 
 
-def _disputes(copies: list[AnnotatorCopy], draft: dict[str, Any], final: dict[str, Any]) -> list[Dispute]:
+def _disputes(item: RowComparison) -> list[Dispute]:
     out = []
     for name in EDITABLE_FIELDS:
         groups: dict[str, list[AnnotatorCopy]] = {}
-        for c in copies:
+        for c in item.copies:
             groups.setdefault(_key(c.row, name), []).append(c)
         if len(groups) < 2:
             continue
         options = tuple(
             Option(members[0].row.get(name), name in members[0].row, tuple(m.annotator for m in members)) for members in groups.values()
         )
-        out.append(Dispute(name, options, draft.get(name), final.get(name)))
+        out.append(Dispute(name, options, item.draft.get(name), item.final.get(name)))
     return out
 
 
@@ -214,7 +214,7 @@ def compare_segment(session: Session, segment: Segment, positions: list[int] | N
             item.copies.append(AnnotatorCopy(username or "?", value, reviewed, version))
     out = [rows[p] for p in sorted(rows)]
     for item in out:
-        item.disputes = _disputes(item.copies, item.draft, item.final)
+        item.disputes = _disputes(item)
     return out
 
 

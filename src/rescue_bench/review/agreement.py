@@ -91,9 +91,8 @@ def _names(values: Any) -> str:
     return " + ".join(names) if names else NONE
 
 
-def measure_values(row: dict[str, Any], scenario: str) -> dict[str, dict[str, Hashable]]:
+def measure_values(model: Row, scenario: str) -> dict[str, dict[str, Hashable]]:
     """One copy's row as measure -> {unit key within the row: value} (see :data:`MEASURES`)."""
-    model = Row.model_validate(row)
     out: dict[str, dict[str, Hashable]] = {
         "relation_cycle_state": {"": _label(model.relation_cycle_state)},
         "relation_pattern": {"": _label(model.relation_pattern)},
@@ -129,7 +128,7 @@ class RatedRow:
     segment: str
     scenario: str
     position: int
-    copies: dict[str, dict[str, Any]]
+    copies: dict[str, Row]
     """annotator -> their reviewed row."""
 
     @cached_property
@@ -140,18 +139,18 @@ class RatedRow:
 
 @dataclass(frozen=True)
 class HumanReview:
-    """One human review of a draft row (for the change rate)."""
+    """One human review of a draft row (for the change rate): ``changed``: field -> whether the human
+    value differs from the draft, for every field of either (:func:`changed_fields`)."""
 
     segment: str
     scenario: str
-    draft: dict[str, Any]
-    value: dict[str, Any]
+    changed: dict[str, bool]
 
-    @cached_property
-    def changed(self) -> dict[str, bool]:
-        """field -> whether the human value differs from the draft (as JSON: ``3`` -> ``3.0`` is a
-        change), for every field of either (worked out once per review, whatever the scopes)."""
-        return {f: (dumps(self.draft[f]) if f in self.draft else None) != (dumps(self.value[f]) if f in self.value else None) for f in {*self.draft, *self.value}}
+
+def changed_fields(draft: dict[str, Any], value: dict[str, Any]) -> dict[str, bool]:
+    """field -> whether a stored row (JSON) differs from its draft there (as JSON: ``3`` -> ``3.0`` is
+    a change; a missing key differs from ``null``), for every field of either."""
+    return {f: (dumps(draft[f]) if f in draft else None) != (dumps(value[f]) if f in value else None) for f in {*draft, *value}}
 
 
 def _rated(measure: Measure, rows: Iterable[RatedRow]) -> Iterator[tuple[RatedRow, str, dict[str, Hashable]]]:
@@ -415,10 +414,10 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
         value = json.loads(value_json) if value_json is not None else draft
         if kind == "annotator":
             item = grouped.setdefault((sample_id, position), RatedRow(sample_id, scenario, position, {}))
-            item.copies[username or "?"] = value
-            reviews.append(HumanReview(sample_id, scenario, draft, value))
+            item.copies[username or "?"] = Row.model_validate(value)
+            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
         elif mode == "shared" and kind == "final":
-            reviews.append(HumanReview(sample_id, scenario, draft, value))
+            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
     return list(grouped.values()), reviews
 
 

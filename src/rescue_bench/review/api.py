@@ -74,7 +74,7 @@ class RowSummaryOut(BaseModel):
     edited: bool
     reviewed: bool
     version: int
-    flag_reason: str | None = Field(None, description="why the row is skipped or discarded")
+    flag_reason: str | None = Field(default=None, description="why the row is skipped or discarded")
 
 
 class SegmentDetailOut(BaseModel):
@@ -91,7 +91,7 @@ class SegmentDetailOut(BaseModel):
 
 
 class RowOut(RowStateOut):
-    clip_stale: bool = Field(False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
+    clip_stale: bool = Field(default=False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
 
 
 class ConflictOut(RowStateOut):
@@ -142,14 +142,14 @@ class ProgressOut(BaseModel):
 
 class FlagIn(BaseModel):
     state: Literal["skipped", "discarded"] | None = Field(description="skipped (left for later) | discarded (cannot be annotated as it is) | null (clear the flag)")
-    reason: str | None = Field(None, description="why (required to set a flag)")
+    reason: str | None = Field(default=None, description="why (required to set a flag)")
 
 
 class SaveIn(BaseModel):
     version: int = Field(strict=True, ge=0, le=MAX_DB_INT, description="the version your edit started from")
     fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
     reviewed: bool | None = Field(None, strict=True, description="mark the row reviewed (true) or not (false); marking it reviewed clears its flag")
-    flag: FlagIn | None = Field(None, description="skip or discard the row with a reason, or clear its flag (a flagged row is not reviewed)")
+    flag: FlagIn | None = Field(default=None, description="skip or discard the row with a reason, or clear its flag (a flagged row is not reviewed)")
 
     def flag_change(self) -> edits.FlagChange | None:
         return None if self.flag is None else edits.FlagChange(self.flag.state, self.flag.reason)

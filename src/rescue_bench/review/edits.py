@@ -49,7 +49,7 @@ class RowStateOut(BaseModel):
     updated_at: str | None
     reviewed_by: str | None
     segment_status: str
-    flag: str | None = Field(None, description="skipped | discarded | null")
+    flag: str | None = Field(default=None, description="skipped | discarded | null")
     flag_reason: str | None = None
 
 
@@ -234,11 +234,6 @@ def check_row_rules(segment: Segment, position: int, current: dict[str, Any], ne
         raise Invalid(f"{first.field}: {first.message}{more}", first.field)
 
 
-def _canonical(row: dict[str, Any]) -> dict[str, Any]:
-    """The row as the release format writes it (declared fields in order, then unknown keys)."""
-    return Row.model_validate(row).model_dump(mode="json", exclude_unset=True)
-
-
 _ABSENT = object()
 
 
@@ -394,7 +389,8 @@ def plan_copy_save(
     if value.version != version:
         raise Conflict(_state(segment, row, value, updated_by, reviewed_by).to_api())
     current = json.loads(value.value_json if value.value_json is not None else row.draft_json)
-    new = _canonical({**current, **fields})
+    # the row as the release format writes it (declared fields in order, then unknown keys)
+    new = Row.model_validate({**current, **fields}).model_dump(mode="json", exclude_unset=True)
     changes = []
     for name in fields:
         old_v, new_v = current.get(name, _ABSENT), new.get(name, _ABSENT)

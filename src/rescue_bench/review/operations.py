@@ -252,7 +252,7 @@ def export_practice(db: Database, out: Path, user: str | None, simulator: str | 
             for folder in folders.values():
                 folder.mkdir(parents=True, exist_ok=True)
             with database_errors(), db.write() as session:
-                practice.audit_export(session, by_user)
+                practice.audit_export(session, {name: len(records) for name, records in by_user.items()})
             for name, folder in folders.items():
                 staged = Path(staging) / name
                 for file in sorted(f for f in staged.rglob("*") if f.is_file()):

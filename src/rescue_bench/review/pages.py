@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
-from rescue_bench.review.assets import row_number, subtitles, times_changed
+from rescue_bench.review.assets import RowText, row_number, subtitles, times_changed
 from rescue_bench.review.deps import AppState, Auth, AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
@@ -209,10 +209,10 @@ def adjudication_media(request: Request, seg: Any, rows: list[adjudication.RowCo
     for a value of the adjudicator's own."""
     st = state(request)
     manifest = st.assets.manifest(seg.sample_id).manifest
-    finals: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+    finals: list[RowText | None] = [None] * seg.row_count
     for r in rows:
         if 1 <= r.row_index <= seg.row_count:
-            finals[r.row_index - 1] = r.final.row
+            finals[r.row_index - 1] = RowText.of(r.final.row)
     clips = {r.row_index: st.assets.row_clip(seg.sample_id, row_number(r.final.row, r.row_index)) is not None for r in rows}
     return {
         "has_video": st.assets.video(seg.sample_id) is not None,
@@ -259,9 +259,9 @@ def row_page(segment: str, row_index: int, request: Request, st: AppState, auth:
         keyframe = st.assets.row_keyframe(seg.sample_id, number) is not None
         video = st.assets.video(seg.sample_id) is not None
         # subtitles of this row and its neighbours: a padded list so positions line up
-        rows_for_subs: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+        rows_for_subs: list[RowText | None] = [None] * seg.row_count
         for pos, item in by_pos.items():
-            rows_for_subs[pos - 1] = item.row
+            rows_for_subs[pos - 1] = RowText.of(item.row)
         subs = subtitles(rows_for_subs, row_index, manifest.manifest, neighbours=SUBTITLE_NEIGHBOURS)
         form_html = _form_html(seg.scenario, tuple(seg.participants))
         known = {f.name for f in FIELDS}

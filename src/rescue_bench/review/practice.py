@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
@@ -199,11 +199,11 @@ class PatternNote(BaseModel):
 class Debrief(BaseModel):
     """A finished episode explained (:func:`debrief`)."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(serialize_by_alias=True)
 
     J: Number | None
     gamma: Number
-    lam: Number = Field(alias="lambda")
+    lam: Number = Field(validation_alias=AliasChoices("lam", "lambda"), serialization_alias="lambda")
     horizon: int
     step_range: list[Number]
     scale: list[Number]
@@ -555,14 +555,18 @@ def listening(sim: OfflineSimulator) -> Listening:
     model's affect reading, when it beat chance on held-out sessions; how well, and what each tone
     does to an addressed client's intensity per step), the declared strategy label (``reads_label``:
     the scripted smoke test only)."""
-    common = {"name": sim.name, "smoke_test": sim.name == SCRIPTED, "group_words": list(GROUP_WORDS[:4])}
+    name, smoke_test, group_words = sim.name, sim.name == SCRIPTED, list(GROUP_WORDS[:4])
     if not isinstance(sim, Fitted):
-        return Listening(**common, model=None, sha256=None, reads_tone=False, reads_label=True, tone=None, tone_effect={})
+        return Listening(
+            name=name, smoke_test=smoke_test, group_words=group_words, model=None, sha256=None, reads_tone=False, reads_label=True, tone=None, tone_effect={}
+        )
     m = sim.model
     tone = next((r for r in m.readings if r.reading == "affect"), None)
     described = sim.describe()
     return Listening(
-        **common,
+        name=name,
+        smoke_test=smoke_test,
+        group_words=group_words,
         model=described["model"],
         sha256=described["sha256"],
         fitted_on=m.source.name,
@@ -748,11 +752,12 @@ def act(
 # ------------------------------------------------------------------------------------------------
 
 
-def audit_export(session: Session, by_user: dict[str, list[dict[str, Any]]]) -> None:
+def audit_export(session: Session, episodes: dict[str, int]) -> None:
     """An ``export`` entry in the audit log for each person whose practice episodes were taken out
-    (people's own performance, accounted for like any export of annotations)."""
-    for name, records in by_user.items():
-        session.add(AuditEntry(at=utcnow(), user_id=None, action="export", note=f"practice: {len(records)} episode(s) of {agent_name(name)}"))
+    (``episodes``: username -> how many; people's own performance, accounted for like any export of
+    annotations)."""
+    for name, count in episodes.items():
+        session.add(AuditEntry(at=utcnow(), user_id=None, action="export", note=f"practice: {count} episode(s) of {agent_name(name)}"))
 
 
 def finished_records(session: Session, username: str | None = None, simulator: str | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -245,10 +245,10 @@ class SegmentOut(BaseModel):
     status: str = Field(description="open | discarded")
     progress: str = Field(description="pending (nothing saved yet) | in_progress | to_adjudicate (admins: every copy done) | done | discarded")
     status_reason: str | None = None
-    mode: str = Field("shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
-    assignees: list[str] | None = Field(None, description="admins only")
-    copies: list[CopyCounts] | None = Field(None, description="admins, independent segments: each annotator copy's user, reviewed, edited, status, status_reason")
-    ready_to_adjudicate: bool = Field(False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
+    mode: str = Field(default="shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
+    assignees: list[str] | None = Field(default=None, description="admins only")
+    copies: list[CopyCounts] | None = Field(default=None, description="admins, independent segments: each annotator copy's user, reviewed, edited, status, status_reason")
+    ready_to_adjudicate: bool = Field(default=False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
 
 
 class Figures(BaseModel):

@@ -78,9 +78,9 @@ class RatingSetOut(BaseModel):
     items: int
     rated: int = Field(description="items you rated")
     rater: bool = Field(description="you rate this questionnaire")
-    name: str | None = Field(None, description="admins only: the set's name")
-    file: str | None = Field(None, description="admins only: the sample file's name")
-    raters: dict[str, int] | None = Field(None, description="admins only: items rated per rater")
+    name: str | None = Field(default=None, description="admins only: the set's name")
+    file: str | None = Field(default=None, description="admins only: the sample file's name")
+    raters: dict[str, int] | None = Field(default=None, description="admins only: items rated per rater")
 
 
 def set_key() -> str:
