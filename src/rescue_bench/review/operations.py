@@ -160,7 +160,8 @@ def audit_export(db: Database, *, counts: store.ExportCounts, include_discarded:
 
 
 def agreement_report(db: Database, **kwargs: Any) -> dict[str, Any]:
-    """:func:`rescue_bench.review.agreement.database_report` of the database."""
+    """:func:`rescue_bench.review.agreement.database_report` of the database, as the JSON document
+    ``rescue review agreement --json`` prints."""
     from rescue_bench.review.agreement import database_report
 
     with database_errors(), db.read() as session:
