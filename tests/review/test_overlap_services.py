@@ -182,7 +182,7 @@ def test_adjudication_takes_values_keeps_every_choice_in_the_audit_log_and_refus
     with db.write() as s:
         adjudication.adjudicate_row(s, get_user(s, "admin"), _seg(s), 4, version=0, take={"tone_of_voice": "draft"})
         kept = [e for e in edits.audit_entries(s, segment=_seg(s)) if e.action == "adjudicate" and e.row == 4 and e.field == "tone_of_voice"]
-        assert len(kept) == 1 and kept[0]["old"] == kept[0]["new"] and kept[0]["note"] == "from the draft"
+        assert len(kept) == 1 and kept[0].old == kept[0].new and kept[0].note == "from the draft"
     with db.write() as s, pytest.raises(Invalid, match="no annotator 'zed'"):
         adjudication.adjudicate_row(s, get_user(s, "admin"), _seg(s), 5, version=0, take={"tone_of_voice": "zed"})
 
@@ -201,8 +201,8 @@ def test_accept_agreed_adjudicates_only_complete_rows_without_disputes(db: Datab
         rows = adjudication.compare_segment(s, _seg(s))
         counts = adjudication.summary(rows)
         # rows 4 (ann changed it, ben did not review) and 5 (a vs b) differ; every other row lacks a review
-        assert counts["adjudicated"] == 2 and counts["disputed"] == 2 and counts["agreed"] == 0
-        assert counts["incomplete"] == counts["rows"] - 3
+        assert counts.adjudicated == 2 and counts.disputed == 2 and counts.agreed == 0
+        assert counts.incomplete == counts.rows - 3
         assert rows[1].final["tone_of_voice"] == "both" and rows[2].final == rows[2].draft
 
 
