@@ -90,10 +90,12 @@ def fill(url: str, seed: int) -> tuple[int, int]:
                         first = dict(emotions[0])
                         first["emotion_description"] = f"{first.get('emotion_description') or 'upset'}, and tired of it"
                         fields["internal_emotion"] = [first, *emotions[1:]]
-                    try:
-                        edits.save_row(s, user, seg, r.position, version=r.version, fields=fields, reviewed=True)
+                    try:  # the app's save: planned, then applied
+                        plan = edits.prepare_save(s, user, seg, r.position, version=r.version, fields=fields, reviewed=True)
                     except Exception:  # noqa: BLE001 - a drawn label the row's rules refuse: review it as it is
-                        edits.save_row(s, user, seg, r.position, version=r.version, fields={}, reviewed=True)
+                        plan = edits.prepare_save(s, user, seg, r.position, version=r.version, fields={}, reviewed=True)
+                    if isinstance(plan, edits.SavePlan):
+                        edits.apply_save(s, plan)
                     rows += name == "ann"
     db.dispose()
     return len(segments), rows

@@ -426,3 +426,18 @@ def confirm_row(page: Any, presses: int = 12) -> int:
         except StillThere:  # still on the row: the next screen of fields is in view now
             continue
     raise AssertionError(f"{start}: Ctrl+Enter never moved on after {presses} presses")
+
+
+def save(session: Any, user: Any, segment: Any, position: int, *, version: int, fields: dict[str, Any], reviewed: bool | None = None, now: Any = None) -> Any:
+    """A save the way the app makes it (:func:`~rescue_bench.review.edits.prepare_save`, then
+    :func:`~rescue_bench.review.edits.apply_save`), in the caller's transaction; a lost race raises the
+    error the API answers with (:func:`~rescue_bench.review.edits.stale_error`)."""
+    from rescue_bench.review import edits
+
+    plan = edits.prepare_save(session, user, segment, position, version=version, fields=fields, reviewed=reviewed, now=now)
+    if isinstance(plan, edits.RowState):
+        return plan
+    try:
+        return edits.apply_save(session, plan)
+    except edits.StaleWrite:
+        raise edits.stale_error(session, user, segment, position) from None

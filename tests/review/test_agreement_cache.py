@@ -14,7 +14,7 @@ from rescue_bench.review import access, agreement, edits, store
 from rescue_bench.review.db import Database, upgrade
 from rescue_bench.review.models import Segment
 from rescue_bench.review.users import add_user, get_user
-from tests.review.helpers import COUPLE, DEMO
+from tests.review.helpers import COUPLE, DEMO, save
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def _save(db: Database, who: str, _sample: str, position: int, fields: dict[str,
     with db.write() as s:
         user, seg = get_user(s, who), _seg(s)
         version = edits.read_row(s, user, seg, position).version
-        edits.save_row(s, user, seg, position, version=version, fields=fields, reviewed=reviewed)
+        save(s, user, seg, position, version=version, fields=fields, reviewed=reviewed)
 
 
 def test_the_report_is_reused_until_the_database_changes(db: Database, monkeypatch: pytest.MonkeyPatch):

@@ -41,7 +41,7 @@ def _row_audit(deployment: Deployment, sample_id: str, position: int) -> list[di
             from sqlalchemy import select
 
             seg = session.scalars(select(Segment).where(Segment.sample_id == sample_id)).one()
-            return list(reversed(audit_entries(session, segment=seg, row=get_row(session, seg, position), limit=100_000)))
+            return [e.model_dump() for e in reversed(audit_entries(session, segment=seg, row=get_row(session, seg, position), limit=100_000))]
     finally:
         db.dispose()
 

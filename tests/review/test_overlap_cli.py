@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.factories import run_instances, run_records, write_run
-from tests.review.helpers import COUPLE, DEMO, rescue
+from tests.review.helpers import COUPLE, DEMO, rescue, save
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
@@ -36,7 +36,7 @@ def _save(db, who: str, sample_id: str, position: int, fields: dict) -> None:
         user = get_user(s, who)
         seg = s.scalars(select(Segment).where(Segment.sample_id == sample_id)).one()
         version = edits.read_row(s, user, seg, position).version
-        edits.save_row(s, user, seg, position, version=version, fields=fields, reviewed=True)
+        save(s, user, seg, position, version=version, fields=fields, reviewed=True)
 
 
 def _team(folder: Path, *names: str) -> None:

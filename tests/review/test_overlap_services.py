@@ -18,7 +18,7 @@ from rescue_bench.review.db import Database, current_revision, head_revision, up
 from rescue_bench.review.errors import Conflict, Invalid, NotFound
 from rescue_bench.review.models import AuditEntry, Copy, Segment
 from rescue_bench.review.users import add_user, get_user
-from tests.review.helpers import COUPLE, DEMO, FAMILY
+from tests.review.helpers import COUPLE, DEMO, FAMILY, save
 
 pytestmark = pytest.mark.slow  # the quick lane (-m 'not slow') leaves these end-to-end tests out
 
@@ -55,7 +55,7 @@ def _save(db: Database, who: str, sample_id: str, position: int, fields: dict, r
     with db.write() as s:
         user, seg = get_user(s, who), _seg(s, sample_id)
         version = edits.read_row(s, user, seg, position).version
-        return edits.save_row(s, user, seg, position, version=version, fields=fields, reviewed=reviewed)
+        return save(s, user, seg, position, version=version, fields=fields, reviewed=reviewed)
 
 
 def _fresh_overlap(folder: Path, seed: int) -> list[tuple[str, str]]:
@@ -119,8 +119,8 @@ def test_annotators_edit_their_own_copies_blind_and_the_history_is_their_own(db:
         assert edits.read_row(s, ann, seg, 2).version == edits.read_row(s, ben, seg, 2).version == 1
         row = access.get_row(s, seg, 2)
         mine = edits.audit_entries(s, row=row, copy_id=copies.copy_for(s, ann, seg).id)
-        assert {e["user"] for e in mine} == {"ann"} and B not in json.dumps(mine)
-        assert {e["user"] for e in edits.audit_entries(s, row=row)} == {"ann", "ben"}
+        assert {e.user for e in mine} == {"ann"} and B not in json.dumps([e.model_dump() for e in mine])
+        assert {e.user for e in edits.audit_entries(s, row=row)} == {"ann", "ben"}
         assert not access.may_see_others(s, ann, seg) and access.may_see_others(s, admin, seg)
 
 
@@ -144,8 +144,8 @@ def test_a_review_mode_changes_only_before_work_starts(db: Database):
         access.assign(s, seg, get_user(s, "ben"), by=None)
         assert access.set_mode(s, seg, "shared", by=None)
         assert copies.copy_for(s, get_user(s, "ben"), seg).kind == "final"
-        modes = [e for e in edits.audit_entries(s, segment=seg) if e["action"] == "mode"]
-        assert [(e["old"], e["new"]) for e in reversed(modes)] == [("shared", "independent"), ("independent", "shared")]
+        modes = [e for e in edits.audit_entries(s, segment=seg) if e.action == "mode"]
+        assert [(e.old, e.new) for e in reversed(modes)] == [("shared", "independent"), ("independent", "shared")]
 
 
 def test_adjudication_takes_values_keeps_every_choice_in_the_audit_log_and_refuses_stale_versions(db: Database):
@@ -170,19 +170,19 @@ def test_adjudication_takes_values_keeps_every_choice_in_the_audit_log_and_refus
     with db.write() as s:
         state = adjudication.adjudicate_row(s, get_user(s, "admin"), _seg(s), 3, version=0, values={"utterance_type": "repair"})
         assert state.row["utterance_type"] == "repair"
-        entries = [e for e in edits.audit_entries(s, segment=_seg(s)) if e["action"] == "adjudicate"]
-    notes = {(e["row"], e["field"]): e["note"] for e in entries}
+        entries = [e for e in edits.audit_entries(s, segment=_seg(s)) if e.action == "adjudicate"]
+    notes = {(e.row, e.field): e.note for e in entries}
     assert notes[(2, "relation_pattern")] == "from ben"
     assert notes[(2, "tone_of_voice")] == "agreed by ann, ben"
     assert notes[(3, "utterance_type")] == "edited by admin"
-    assert (2, "reviewed") in notes and all(e["user"] == "admin" for e in entries)
+    assert (2, "reviewed") in notes and all(e.user == "admin" for e in entries)
     # a dispute decided for the draft value is audited although the value does not change
     _save(db, "ann", COUPLE[0], 4, {"tone_of_voice": "x"})
     _save(db, "ben", COUPLE[0], 4, {"tone_of_voice": "y"})
     with db.write() as s:
         adjudication.adjudicate_row(s, get_user(s, "admin"), _seg(s), 4, version=0, take={"tone_of_voice": "draft"})
-        kept = [e for e in edits.audit_entries(s, segment=_seg(s)) if e["action"] == "adjudicate" and e["row"] == 4 and e["field"] == "tone_of_voice"]
-        assert len(kept) == 1 and kept[0]["old"] == kept[0]["new"] and kept[0]["note"] == "from the draft"
+        kept = [e for e in edits.audit_entries(s, segment=_seg(s)) if e.action == "adjudicate" and e.row == 4 and e.field == "tone_of_voice"]
+        assert len(kept) == 1 and kept[0].old == kept[0].new and kept[0].note == "from the draft"
     with db.write() as s, pytest.raises(Invalid, match="no annotator 'zed'"):
         adjudication.adjudicate_row(s, get_user(s, "admin"), _seg(s), 5, version=0, take={"tone_of_voice": "zed"})
 
@@ -201,8 +201,8 @@ def test_accept_agreed_adjudicates_only_complete_rows_without_disputes(db: Datab
         rows = adjudication.compare_segment(s, _seg(s))
         counts = adjudication.summary(rows)
         # rows 4 (ann changed it, ben did not review) and 5 (a vs b) differ; every other row lacks a review
-        assert counts["adjudicated"] == 2 and counts["disputed"] == 2 and counts["agreed"] == 0
-        assert counts["incomplete"] == counts["rows"] - 3
+        assert counts.adjudicated == 2 and counts.disputed == 2 and counts.agreed == 0
+        assert counts.incomplete == counts.rows - 3
         assert rows[1].final["tone_of_voice"] == "both" and rows[2].final == rows[2].draft
 
 
@@ -261,7 +261,7 @@ def test_agreement_report_matches_hand_computed_alpha_and_kappa(db: Database):
             changed += drafts[sid].rows[pos - 1].relation_pattern != pattern
     with db.read() as s:
         rows, reviews = collect(s)
-    report = agreement_report(rows, reviews, n_resamples=200, seed=0, use_bertscore=False)
+    report = agreement_report(rows, reviews, n_resamples=200, seed=0, use_bertscore=False).model_dump()
     assert report["segments"] == 2 and report["rows"] == 4 and report["annotators"] == ["ann", "ben"]
     fields = {(f["field"], f["scope"]): f for f in report["fields"]}
     pattern = fields[("relation_pattern", "all")]
@@ -298,7 +298,7 @@ def test_agreement_report_with_bertscore_when_the_extra_is_installed(db: Databas
     for who, desc in (("ann", "sad and let down"), ("ben", "disappointed and sad")):
         _save(db, who, COUPLE[0], 2, {"internal_emotion": [{"person": person, "emotion_description": desc, "intensity": 5}]})
     with db.read() as s:
-        report = agreement_report(*collect(s), n_resamples=0)
+        report = agreement_report(*collect(s), n_resamples=0).model_dump()
     desc = next(t for t in report["text"] if t["field"] == "emotion_description" and t["scope"] == "all")
     assert desc["pairs"] == 1 and desc["exact"] == 0.0 and 0.5 < desc["bertscore"] < 1.0
 
@@ -345,11 +345,11 @@ def test_rating_questionnaire_is_blind_and_exports_every_rater(db: Database, tmp
         ann = get_user(s, "ann")
         rs = ratings.get_set(s, ann, key)
         view = ratings.item_view(s, ann, rs, 2)
-        assert tuple(view) == ratings.ITEM_KEYS and view["answer"] == 'Mia -> Dad: ignored, "unheard"'
-        dumped = json.dumps(view) + json.dumps(ratings.sets_for(s, ann))
+        assert tuple(view.model_dump()) == ratings.ITEM_KEYS and view.answer == 'Mia -> Dad: ignored, "unheard"'
+        dumped = view.model_dump_json() + json.dumps([q.model_dump() for q in ratings.sets_for(s, ann)])
         for secret in ("4711", "4712", "4713", "secret-model-x", "judge"):
             assert secret not in dumped
-        assert [a["score"] for a in view["anchors"]] == [5, 4, 3, 2, 1]
+        assert [a.score for a in view.anchors] == [5, 4, 3, 2, 1]
         with pytest.raises(NotFound):
             ratings.get_set(s, get_user(s, "cat"), key)
     with db.write() as s:
@@ -369,10 +369,10 @@ def test_rating_questionnaire_is_blind_and_exports_every_rater(db: Database, tmp
         assert all(tuple(r) == RATINGS_COLUMNS for r in rows)
         got = {(r["id"], r["rater"]): r["human_score"] for r in rows}
         assert got == {("er-aaa", "ann"): 5, ("er-aaa", "ben"): 3, ("vp-bbb", "ann"): "", ("vp-bbb", "ben"): "", ("er-ccc", "ann"): 1, ("er-ccc", "ben"): ""}
-        rates = [e for e in edits.audit_entries(s) if e["action"] == "rate"]
-        assert [(e["user"], e["old"], e["new"]) for e in reversed(rates)] == [("ann", None, 4), ("ann", 4, 5), ("ben", None, 3), ("ann", None, 1)]
+        rates = [e for e in edits.audit_entries(s) if e.action == "rate"]
+        assert [(e.user, e.old, e.new) for e in reversed(rates)] == [("ann", None, 4), ("ann", 4, 5), ("ben", None, 3), ("ann", None, 1)]
         view = ratings.item_view(s, get_user(s, "ann"), ratings.find_set(s, key), 1)
-        assert view["score"] == 5 and view["note"] == "closer than it looks" and view["rated"] == 2 and view["next_unrated"] == 2
+        assert view.score == 5 and view.note == "closer than it looks" and view.rated == 2 and view.next_unrated == 2
         assert s.scalars(select(AuditEntry.id)).first() is not None
 
 
@@ -386,6 +386,6 @@ def test_an_admin_who_annotates_a_segment_reads_their_own_copy(db: Database):
         assert edits.read_row(s, admin, seg, 2).row["tone_of_voice"] == "admin as annotator"
         others = adjudication.other_copies(s, admin, seg, 2)
         assert others is not None
-        assert {c["name"]: c["row"]["tone_of_voice"] for c in others["copies"]} == {"ann": "ann's", "final": adjudication.compare_row(s, seg, 2).draft["tone_of_voice"]}
+        assert {c.name: c.row["tone_of_voice"] for c in others.copies} == {"ann": "ann's", "final": adjudication.compare_row(s, seg, 2).draft["tone_of_voice"]}
         # the comparison an adjudicator uses still lists both annotators
         assert [c.annotator for c in adjudication.compare_row(s, seg, 2).copies] == ["admin", "ann"]

@@ -34,7 +34,7 @@ def _scripted(start: Any, actions: list[dict[str, Any]]) -> Episode:
         while len(episode.steps) == n:
             request = episode.next_request()
             assert request is not None
-            episode.answer(practice.chain_answers(action)[request.step])
+            episode.answer(practice.chain_answers(practice.Action(**action))[request.step])
     return episode
 
 
@@ -68,23 +68,24 @@ def test_an_old_practice_database_upgrades_and_replays_its_episodes_as_they_were
         assert isinstance(alice, User)
         # the episode in progress goes on against the rules it began with, and finishes like them
         going = practice.view(session, alice, going_id)
-        assert going["simulator"]["name"] == "scripted" and going["simulator"]["smoke_test"] and going["simulator"]["reads_label"]
-        assert [r["text"] for r in going["transcript"]] == [r.text for r in _scripted(start, [speak]).transcript]
+        assert going.simulator.name == "scripted" and going.simulator.smoke_test and going.simulator.reads_label
+        assert [r.text for r in going.transcript] == [r.text for r in _scripted(start, [speak]).transcript]
         practice.act(session, alice, going_id, 2, speak=False)
         done = practice.act(session, alice, going_id, 3, speak=True, whom=start.clients[0], how="track", turn=SPEAK["turn"])
-        assert done["done"] and done["score"]["J"] == finished.record()["metrics"]["J"]
+        assert done.done and done.score is not None and done.score.J == finished.record()["metrics"]["J"]
         # the finished one shows its stored record, debriefed
         old = practice.view(session, alice, old_id)
-        assert old["score"]["J"] == finished.record()["metrics"]["J"] and old["debrief"]["J"] == old["score"]["J"]
-        assert [r["text"] for r in old["transcript"]] == [r.text for r in finished.transcript]
-        assert practice.list_starts(session)[0]["simulator"] == {"name": "scripted", "model": None, "sha256": None, "smoke_test": True}
+        assert old.score is not None and old.debrief is not None
+        assert old.score.J == finished.record()["metrics"]["J"] and old.debrief.J == old.score.J
+        assert [r.text for r in old.transcript] == [r.text for r in finished.transcript]
+        assert practice.list_starts(session)[0].simulator.model_dump() == {"name": "scripted", "model": None, "sha256": None, "smoke_test": True}
 
         # importing again switches the start to the default (fitted) for new episodes only
         again = practice.import_starts(session, load_clips([DEMO]), practice.practice_options(horizon=3))
         assert again.switched == 1 and again.simulator == "fitted" and again.model_sha256
         fresh = practice.create(session, alice, start_id)
-        assert practice.view(session, alice, fresh)["simulator"]["name"] == "fitted"
-        assert practice.view(session, alice, going_id)["simulator"]["name"] == "scripted"
+        assert practice.view(session, alice, fresh).simulator.name == "fitted"
+        assert practice.view(session, alice, going_id).simulator.name == "scripted"
         for step in (1, 2, 3):
             practice.act(session, alice, fresh, step, speak=True, whom=start.clients[0], how="track", turn=SPEAK["turn"])
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.review.helpers import COUPLE, DEMO, PASSWORD, Client, fresh_database, rescue, setup_database, start_server
+from tests.review.helpers import COUPLE, DEMO, PASSWORD, Client, fresh_database, rescue, save, setup_database, start_server
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 ENV = {"RESCUE_REVIEW_PASSWORD": "a long password"}
@@ -101,8 +101,8 @@ def _saved_database(url: str) -> None:
         admin = get_user(session, "admin")
         keys = {s.sample_id: s.key for s in session.scalars(select(Segment))}
         seg = get_segment(session, admin, keys[COUPLE[0]])
-        edits.save_row(session, admin, seg, 1, version=0, fields={"tone_of_voice": "reviewed-tone"}, reviewed=True)
-        edits.save_row(session, admin, seg, 2, version=0, fields={"tone_of_voice": "saved-tone"})
+        save(session, admin, seg, 1, version=0, fields={"tone_of_voice": "reviewed-tone"}, reviewed=True)
+        save(session, admin, seg, 2, version=0, fields={"tone_of_voice": "saved-tone"})
         edits.set_status(session, admin, get_segment(session, admin, keys[COUPLE[1]]), "discarded", "no audio")
     db.dispose()
 

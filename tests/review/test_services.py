@@ -13,7 +13,7 @@ from sqlalchemy import select
 from rescue_bench import labels
 from rescue_bench.data import Row, load_clips
 from rescue_bench.review import access, edits, store
-from rescue_bench.review.assets import Assets, Manifest, subtitles
+from rescue_bench.review.assets import Assets, Manifest, RowSubtitles, RowText, subtitles
 from rescue_bench.review.db import (
     Database,
     DatabaseError,
@@ -29,7 +29,7 @@ from rescue_bench.review.fields import FIELDS, choices, compact
 from rescue_bench.review.models import AuditEntry, LoginThrottle, Segment
 from rescue_bench.review.security import SessionSigner, ThrottlePolicy, csrf_matches, hash_password, verify_password
 from rescue_bench.review.users import add_user, authenticate, get_user
-from tests.review.helpers import COUPLE, DEMO
+from tests.review.helpers import COUPLE, DEMO, save
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -67,29 +67,29 @@ def test_schema_is_at_head_and_serve_refuses_an_old_or_empty_database(empty_db: 
 def test_save_conflict_and_audit_chain(db: Database):
     with db.write() as s:
         ann, seg = get_user(s, "ann"), _seg(s)
-        state = edits.save_row(s, ann, seg, 3, version=0, fields={"tone_of_voice": "calm"}, now=T0)
+        state = save(s, ann, seg, 3, version=0, fields={"tone_of_voice": "calm"}, now=T0)
         assert state.version == 1 and state.row["tone_of_voice"] == "calm" and state.status == "edited"
     with db.write() as s, pytest.raises(Conflict) as err:
-        edits.save_row(s, get_user(s, "admin"), _seg(s), 3, version=0, fields={"tone_of_voice": "loud"})
-    assert err.value.current["version"] == 1 and err.value.current["row"]["tone_of_voice"] == "calm"
+        save(s, get_user(s, "admin"), _seg(s), 3, version=0, fields={"tone_of_voice": "loud"})
+    assert err.value.current.version == 1 and err.value.current.row["tone_of_voice"] == "calm"
     with db.write() as s:
-        state = edits.save_row(s, get_user(s, "admin"), _seg(s), 3, version=1, fields={"tone_of_voice": "loud"}, reviewed=True)
+        state = save(s, get_user(s, "admin"), _seg(s), 3, version=1, fields={"tone_of_voice": "loud"}, reviewed=True)
         assert state.version == 2 and state.reviewed and state.reviewed_by == "admin"
     with db.read() as s:
         seg = _seg(s)
         entries = [e for e in reversed(edits.audit_entries(s, segment=seg, row=access.get_row(s, seg, 3)))]
-        edits_only = [(e["user"], e["old"], e["new"], e["version"]) for e in entries if e["action"] == "edit"]
+        edits_only = [(e.user, e.old, e.new, e.version) for e in entries if e.action == "edit"]
         draft_tone = json.loads(access.get_row(s, seg, 3).draft_json)["tone_of_voice"]
         assert edits_only == [("ann", draft_tone, "calm", 1), ("admin", "calm", "loud", 2)]
-        assert [e["action"] for e in entries][-1] == "review"
+        assert [e.action for e in entries][-1] == "review"
 
 
 def test_reverting_to_the_draft_clears_edited_and_absent_keys_are_audited_as_absent(db: Database):
     with db.write() as s:
         ann, seg = get_user(s, "ann"), _seg(s)
         draft = json.loads(access.get_row(s, seg, 2).draft_json)
-        edits.save_row(s, ann, seg, 2, version=0, fields={"utterance_type": "request"})
-        back = edits.save_row(s, ann, seg, 2, version=1, fields={"utterance_type": draft["utterance_type"]})
+        save(s, ann, seg, 2, version=0, fields={"utterance_type": "request"})
+        back = save(s, ann, seg, 2, version=1, fields={"utterance_type": draft["utterance_type"]})
         assert back.edited is False and back.status == "pending" and back.version == 2
         assert "made_up_key" not in draft
     # a key the row does not have yet: its old value is recorded as absent, not as null, and export
@@ -100,11 +100,11 @@ def test_reverting_to_the_draft_clears_edited_and_absent_keys_are_audited_as_abs
     with db.write() as s:
         store.import_clips(s, [mini], file_name="mini.jsonl", sha256="2" * 64)
         seg = _seg(s, "mini/one")
-        edits.save_row(s, get_user(s, "admin"), seg, 1, version=0, fields={"relation_pattern": "attack_attack"}, reviewed=True)
+        save(s, get_user(s, "admin"), seg, 1, version=0, fields={"relation_pattern": "attack_attack"}, reviewed=True)
     with db.read() as s:
         seg = _seg(s, "mini/one")
-        entry = next(e for e in edits.audit_entries(s, segment=seg) if e["action"] == "edit")
-        assert entry["old_absent"] and entry["old"] is None and entry["new"] == "attack_attack"
+        entry = next(e for e in edits.audit_entries(s, segment=seg) if e.action == "edit")
+        assert entry.old_absent and entry.old is None and entry.new == "attack_attack"
         exported = next(c for c in store.export_clips(s) if c.sample_id == "mini/one").to_json()
         assert exported["rows"] == [{"row_index": 1, "primary_speaker": "A", "relation_pattern": "attack_attack"}]
 
@@ -128,7 +128,7 @@ def test_discarded_segments_are_locked_and_left_out_of_export(db: Database):
             edits.set_status(s, ann, seg, "discarded", "   ")
         edits.set_status(s, ann, seg, "discarded", "duplicate of another clip")
         with pytest.raises(Locked):
-            edits.save_row(s, ann, seg, 1, version=0, fields={"tone_of_voice": "x"})
+            save(s, ann, seg, 1, version=0, fields={"tone_of_voice": "x"})
     with db.read() as s:
         ids = [c.sample_id for c in store.export_clips(s)]
         assert COUPLE[0] not in ids and len(ids) == 8
@@ -216,12 +216,15 @@ def test_subtitles_by_time_overlap_with_a_dialogue_fallback():
     ]
     cues = [{"cue": 1, "start": 0.5, "end": 4.9, "text": "a"}, {"cue": 2, "start": 4.9, "end": 5.2, "speaker": "Ana", "text": "b"}, {"cue": 3, "start": 9.0, "end": 12.0, "text": "c"}]
     manifest = Manifest(segment_id="s/1", scenario="couple", participants=["Ana", "Luis"], video=None, duration=12.0, cues=cues)
-    subs = subtitles(rows, 2, manifest)
-    assert [s["position"] for s in subs] == [1, 2, 3] and subs[1]["current"]
-    assert [l["text"] for l in subs[0]["lines"]] == ["a", "b"]
-    assert [l["text"] for l in subs[1]["lines"]] == ["b"]  # [9, 12) does not overlap [5, 9]
-    assert subs[2]["source"] == "dialogue" and subs[2]["lines"][0]["text"] == "three (no times)"
-    assert [l["text"] for l in subtitles(rows, 1, None)[0]["lines"]] == ["one"]
+    texts = [RowText.of(r) for r in rows]
+    subs = subtitles(texts, 2, manifest)
+    assert [s.position for s in subs] == [1, 2, 3] and subs[1].current
+    assert [l.text for l in subs[0].lines] == ["a", "b"]
+    assert [l.text for l in subs[1].lines] == ["b"]  # [9, 12) does not overlap [5, 9]
+    assert subs[2].source == "dialogue" and subs[2].lines[0].text == "three (no times)"
+    assert [l.text for l in subtitles(texts, 1, None)[0].lines] == ["one"]
+    # a row the caller did not read shows no times, speaker or subtitles
+    assert subtitles([texts[0], None], 2, None)[1] == RowSubtitles(2, True, "", None, None, [], "dialogue")
 
 
 def test_assets_stay_inside_their_folder(tmp_path: Path):

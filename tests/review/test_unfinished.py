@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from rescue_bench.data import load_clips
-from tests.review.helpers import COUPLE, DEMO, Client, fresh_database, setup_database, start_server
+from tests.review.helpers import COUPLE, DEMO, Client, fresh_database, save, setup_database, start_server
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
@@ -41,7 +41,7 @@ def _finish_independently(url: str, sample_id: str, people: tuple[str, ...]) -> 
         for name in people:
             user = get_user(s, name)
             for row in edits.segment_rows(s, user, seg):
-                edits.save_row(s, user, seg, row.position, version=row.version, fields={}, reviewed=True)
+                save(s, user, seg, row.position, version=row.version, fields={}, reviewed=True)
         rows = seg.row_count
     db.dispose()
     return rows

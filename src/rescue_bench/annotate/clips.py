@@ -58,9 +58,9 @@ class ClipsResult:
     rows: int = 0
 
 
-def _identity(manifest: Manifest, video: Path) -> dict[str, Any]:
+def _video_sha256(manifest: Manifest, video: Path) -> str:
     """The source video by content: the manifest's hash (prepare computed it), else the file's."""
-    return {"sha256": manifest.video_sha256 or file_sha256(video)}
+    return manifest.video_sha256 or file_sha256(video)
 
 
 def plan(assets: str | Path, clips: Sequence[Clip], files: Sequence[tuple[str, int | None]] | None = None) -> tuple[list[SegmentPlan], list[Problem]]:
@@ -128,7 +128,7 @@ def cut_rows(assets: str | Path, plans: Sequence[SegmentPlan], *, on_row: Callab
             continue
         folder = manifest.folder(assets) / ROWS_DIR
         old = _read_sidecar(folder)
-        source = {"video": manifest.video, **_identity(manifest, video), "version": CLIP_VERSION}
+        source = {"video": manifest.video, "sha256": _video_sha256(manifest, video), "version": CLIP_VERSION}
         same_source = {k: old.get(k) for k in source} == source
         spans = old.get("rows", {}) if same_source else {}
         new_spans: dict[str, list[float]] = {}

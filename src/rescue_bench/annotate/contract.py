@@ -39,7 +39,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from rescue_bench.annotate.cleaning import cleaning_check
 from rescue_bench.annotate.manifest import ManifestCue
@@ -76,6 +76,58 @@ ROW_FIELDS: dict[str, str] = {
 """Every annotated row field the model fills, with the one-line meaning the prompt shows."""
 
 
+class ProblemRecord(TypedDict):
+    """A problem as a draft row keeps it (``draft_problems``): the field, what is wrong, the value answered."""
+
+    field: str
+    problem: str
+    value: NotRequired[Any]
+
+
+# The list items of a checked row, as the release row holds them (the keys marked NotRequired only
+# when the answer gave them).
+
+
+class PersonCueItem(TypedDict):
+    person: str
+    description: str
+
+
+class TalkItem(TypedDict):
+    speaker: str
+    target: list[str]
+    content: str
+
+
+class InteractionItem(TypedDict):
+    initiator: str
+    target: list[str]
+    description: str
+
+
+class EmotionItem(TypedDict):
+    person: str
+    emotion_description: str
+    intensity: NotRequired[int]
+
+
+class ViewpointItem(TypedDict):
+    source: str
+    target: str
+    viewpoint: str
+    attitude: NotRequired[str]
+
+
+class StrategyItem(TypedDict):
+    provider: str
+    target: list[str]
+    strategy_type: str
+    strategy_content: NotRequired[str]
+
+
+Item = TypeVar("Item", PersonCueItem, TalkItem, InteractionItem, EmotionItem, ViewpointItem, StrategyItem)
+
+
 @dataclass(frozen=True)
 class DraftProblem:
     """One finding about a draft answer. ``row`` is the 1-based position of the row in the answer."""
@@ -89,9 +141,9 @@ class DraftProblem:
         where = f"rows[{self.row - 1}]." if self.row is not None else ""
         return f"{where}{self.field}: {self.message}"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ProblemRecord:
         """The problem as kept on a row's ``draft_problems``."""
-        out: dict[str, Any] = {"field": self.field, "problem": self.message}
+        out: ProblemRecord = {"field": self.field, "problem": self.message}
         if self.value is not None:
             out["value"] = _json_value(self.value)
         return out
@@ -246,7 +298,8 @@ class _RowChecker:
             self.problem(path, f"{_short(value)} is not {what} (one of {', '.join(labels)})", value)
         return hit
 
-    def items(self, path: str, value: Any, check: Callable[[str, dict[str, Any]], dict[str, Any] | None]) -> list[dict[str, Any]] | None:
+    def items(self, path: str, value: Any, check: Callable[[str, dict[str, Any]], Item | None]) -> list[Item] | None:
+        """The items of a list field (``value``: the answer's JSON) that ``check`` keeps."""
         if isinstance(value, dict):
             value = [value]
         if not isinstance(value, list):
@@ -268,7 +321,7 @@ class _RowChecker:
                 self.problem(f"{path}.{key}", f"unknown key (expected {', '.join(allowed)})", item[key])
 
     # -- list items: an item with a bad name or no content is dropped whole; a bad optional part alone
-    def person_cue(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def person_cue(self, path: str, item: dict[str, Any]) -> PersonCueItem | None:
         self.keys(path, item, ("person", "description"))
         person = self.name(f"{path}.person", item.get("person"))
         description = self.text(f"{path}.description", item.get("description"))
@@ -278,39 +331,39 @@ class _RowChecker:
             return None
         return {"person": person, "description": description}
 
-    def talk(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def talk(self, path: str, item: dict[str, Any]) -> TalkItem | None:
         self.keys(path, item, ("speaker", "target", "content"))
         speaker = self.name(f"{path}.speaker", item.get("speaker"))
         content = self.text(f"{path}.content", item.get("content"))
         if speaker is None or not content:
             return None
-        out: dict[str, Any] = {"speaker": speaker, "target": [], "content": content}
+        out: TalkItem = {"speaker": speaker, "target": [], "content": content}
         if not _empty(item.get("target")):
             target = self.names(f"{path}.target", item.get("target"), speaker=speaker)
             if target is not None:
                 out["target"] = target
         return out
 
-    def interaction(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def interaction(self, path: str, item: dict[str, Any]) -> InteractionItem | None:
         self.keys(path, item, ("initiator", "target", "description"))
         initiator = self.name(f"{path}.initiator", item.get("initiator"))
         description = self.text(f"{path}.description", item.get("description"))
         if initiator is None or not description:
             return None
-        out: dict[str, Any] = {"initiator": initiator, "target": [], "description": description}
+        out: InteractionItem = {"initiator": initiator, "target": [], "description": description}
         if not _empty(item.get("target")):
             target = self.names(f"{path}.target", item.get("target"), speaker=initiator)
             if target is not None:
                 out["target"] = target
         return out
 
-    def emotion(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def emotion(self, path: str, item: dict[str, Any]) -> EmotionItem | None:
         self.keys(path, item, ("person", "emotion_description", "intensity"))
         person = self.name(f"{path}.person", item.get("person"))
         description = self.text(f"{path}.emotion_description", item.get("emotion_description"))
         if person is None or not description:
             return None
-        out: dict[str, Any] = {"person": person, "emotion_description": description}
+        out: EmotionItem = {"person": person, "emotion_description": description}
         raw = item.get("intensity")
         if raw is not None:
             value = _int(raw)
@@ -321,7 +374,7 @@ class _RowChecker:
                 out["intensity"] = value
         return out
 
-    def viewpoint(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def viewpoint(self, path: str, item: dict[str, Any]) -> ViewpointItem | None:
         self.keys(path, item, ("source", "target", "viewpoint", "attitude"))
         source = self.name(f"{path}.source", item.get("source"))
         target = item.get("target")
@@ -334,7 +387,7 @@ class _RowChecker:
         if source == target_name:
             self.problem(f"{path}.target", f"{source} holds a viewpoint about themselves", target)
             return None
-        out = {"source": source, "target": target_name, "viewpoint": viewpoint}
+        out: ViewpointItem = {"source": source, "target": target_name, "viewpoint": viewpoint}
         attitude = item.get("attitude")
         if not _empty(attitude):
             value = self.text(f"{path}.attitude", attitude)
@@ -342,7 +395,7 @@ class _RowChecker:
                 out["attitude"] = value
         return out
 
-    def strategy(self, path: str, item: dict[str, Any]) -> dict[str, Any] | None:
+    def strategy(self, path: str, item: dict[str, Any]) -> StrategyItem | None:
         self.keys(path, item, ("provider", "target", "strategy_type", "strategy_content"))
         provider = item.get("provider", THERAPIST)
         if self.name(f"{path}.provider", provider, allow=(THERAPIST,)) is None:
@@ -354,7 +407,7 @@ class _RowChecker:
                               f"a {self.ctx.scenario} strategy")
         if strategy is None:
             return None
-        out: dict[str, Any] = {"provider": THERAPIST, "target": target or [], "strategy_type": strategy}
+        out: StrategyItem = {"provider": THERAPIST, "target": target or [], "strategy_type": strategy}
         content = item.get("strategy_content")
         if not _empty(content):
             value = self.text(f"{path}.strategy_content", content)
@@ -428,17 +481,19 @@ class _RowChecker:
             return self.label(key, value, tuple(PATTERNS[scenario]), f"a {scenario} relation pattern", allow_empty=True)
         if key == "relation_pattern_evidence_rows":
             return self.evidence(key, value)
-        check = {
-            "background_dialogue": self.talk,
-            "body_posture": self.person_cue,
-            "facial_expressions": self.person_cue,
-            "self_directed_behavior": self.person_cue,
-            "interaction_behavior": self.interaction,
-            "internal_emotion": self.emotion,
-            "viewpoints_attitudes": self.viewpoint,
-            "support_strategy": self.strategy,
-        }[key]
-        return self.items(key, value, check)
+        if key == "background_dialogue":
+            return self.items(key, value, self.talk)
+        if key in ("body_posture", "facial_expressions", "self_directed_behavior"):
+            return self.items(key, value, self.person_cue)
+        if key == "interaction_behavior":
+            return self.items(key, value, self.interaction)
+        if key == "internal_emotion":
+            return self.items(key, value, self.emotion)
+        if key == "viewpoints_attitudes":
+            return self.items(key, value, self.viewpoint)
+        if key == "support_strategy":
+            return self.items(key, value, self.strategy)
+        raise KeyError(key)
 
 
 def subtitle_speaker(cues: Sequence[ManifestCue], ctx: Context) -> tuple[str | None, list[str]]:

@@ -158,8 +158,8 @@ class SegmentDraft:
         """Validate an answer for ``window`` (see :func:`rescue_bench.annotate.contract.check_answer`)."""
         return check_answer(answer, self.context(window))
 
-    def commit(self, window: Window, first: AnswerCheck, second: AnswerCheck | None = None) -> list[dict[str, Any]]:
-        """Keep the final answer of ``window`` as release rows; returns the rows added."""
+    def commit(self, window: Window, first: AnswerCheck, second: AnswerCheck | None = None) -> int:
+        """Keep the final answer of ``window`` as release rows (:attr:`rows`); returns how many were added."""
         final = second if second is not None and second.usable else first
         record = WindowRecord(window.index + 1, window.numbers, reasked=second is not None,
                               answer="reask" if final is second else "first")
@@ -173,7 +173,7 @@ class SegmentDraft:
         for cue in window.cues:
             if cue.cue in missing:
                 by_first[cue.cue] = cue
-        added = []
+        added = 0
         numbers = {c.cue: c for c in window.cues}
         reason = "no valid row from the model covered this cue" + ("" if final.usable else " (the answer had no rows)")
         for first_cue in sorted(by_first, key=window.numbers.index):
@@ -183,7 +183,7 @@ class SegmentDraft:
             else:
                 row = self._row([item], {}, [DraftProblem("(row)", reason + "; this row holds the subtitles only")])
             self.rows.append(row)
-            added.append(row)
+            added += 1
         if final.summary:
             self.summary = final.summary
         self.records.append(record)

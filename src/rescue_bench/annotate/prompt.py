@@ -13,11 +13,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 from rescue_bench.annotate.contract import CLIENT_ONLY, ROW_FIELDS, THERAPIST_ONLY, DraftProblem, problem_lines
 from rescue_bench.annotate.manifest import ManifestCue
-from rescue_bench.annotate.windows import Window
+from rescue_bench.annotate.windows import CarriedRow, Window
 from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, THERAPIST, UTTERANCE_TYPES
 
 MEDIA_MODES: tuple[str, ...] = ("video", "frames", "none")
@@ -162,7 +161,7 @@ def user_prompt(
     *,
     first_row: int,
     summary: str | None = None,
-    previous_rows: Sequence[dict[str, Any]] = (),
+    previous_rows: Sequence[CarriedRow] = (),
     media_note: str | None = None,
 ) -> str:
     """The request for one window: who is there, what came before, the cues, and what to answer."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from rescue_bench.annotate.manifest import ManifestCue
 
@@ -75,19 +75,35 @@ def split_windows(cues: Sequence[ManifestCue], max_cues: int = DEFAULT_WINDOW_CU
     return [Window(i, len(parts), tuple(part)) for i, part in enumerate(parts)]
 
 
-def carried_rows(rows: Sequence[dict[str, Any]], keep: int = CARRIED_ROWS, text_chars: int = 160) -> list[dict[str, Any]]:
-    """The last ``keep`` drafted rows, compact: index, speaker, target, words (shortened), labels."""
+class CarriedRow(TypedDict):
+    """A drafted row as the next window's request shows it (JSON): its labels only when it has them."""
+
+    row: int | None
+    primary_speaker: str | None
+    target: list[str]
+    dialogue_cleaned: str
+    utterance_type: NotRequired[str]
+    relation_cycle_state: NotRequired[str]
+    relation_pattern: NotRequired[str]
+
+
+def carried_rows(rows: Sequence[dict[str, Any]], keep: int = CARRIED_ROWS, text_chars: int = 160) -> list[CarriedRow]:
+    """The last ``keep`` drafted rows (release-format JSON), compact: index, speaker, target, words
+    (shortened), labels."""
     out = []
     for row in rows[-keep:]:
         text = (row.get("dialogue_cleaned") or "").strip()
-        item: dict[str, Any] = {
+        item: CarriedRow = {
             "row": row.get("row_index"),
             "primary_speaker": row.get("primary_speaker"),
             "target": row.get("target") or [],
             "dialogue_cleaned": text if len(text) <= text_chars else text[: text_chars - 3] + "...",
         }
-        for key in ("utterance_type", "relation_cycle_state", "relation_pattern"):
-            if row.get(key):
-                item[key] = row[key]
+        if row.get("utterance_type"):
+            item["utterance_type"] = row["utterance_type"]
+        if row.get("relation_cycle_state"):
+            item["relation_cycle_state"] = row["relation_cycle_state"]
+        if row.get("relation_pattern"):
+            item["relation_pattern"] = row["relation_pattern"]
         out.append(item)
     return out

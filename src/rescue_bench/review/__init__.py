@@ -26,7 +26,7 @@ Nothing here is imported by ``rescue --help``; the command imports it when run.
 
 from rescue_bench.review.config import ReviewConfig
 from rescue_bench.review.db import Database, check_schema, upgrade
-from rescue_bench.review.edits import EDITABLE_FIELDS, RowState, add_comment, read_row, save_row, set_status
+from rescue_bench.review.edits import EDITABLE_FIELDS, RowState, add_comment, read_row, set_status
 from rescue_bench.review.errors import Conflict, Forbidden, Invalid, Locked, NotFound, ReviewError, Throttled
 from rescue_bench.review.store import export_clips, export_lines, import_clips, segment_key
 
@@ -48,7 +48,6 @@ __all__ = [
     "export_lines",
     "import_clips",
     "read_row",
-    "save_row",
     "segment_key",
     "set_status",
     "upgrade",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -86,39 +87,105 @@ class RowComparison:
         row = self.copies[0].row if self.copies else self.draft
         return (name in row, row.get(name))
 
-    def to_api(self) -> dict[str, Any]:
-        return {
-            "row_index": self.position,
-            "speaker": self.final.get("primary_speaker"),
-            "dialogue": self.final.get("dialogue_cleaned"),
-            "final": {"version": self.final_version, "reviewed": self.adjudicated, "row": self.final},
-            "draft": self.draft,
-            "annotators": [{"name": c.annotator, "reviewed": c.reviewed, "version": c.version} for c in self.copies],
-            "complete": self.complete,
-            "disputes": [
-                {
-                    "field": d.field,
-                    "options": [{"value": o.value, "present": o.present, "annotators": list(o.annotators)} for o in d.options],
-                    "draft": d.draft,
-                    "final": d.final,
-                }
+    def to_api(self) -> RowComparisonOut:
+        return RowComparisonOut(
+            row_index=self.position,
+            speaker=self.final.get("primary_speaker"),
+            dialogue=self.final.get("dialogue_cleaned"),
+            final=FinalOut(version=self.final_version, reviewed=self.adjudicated, row=self.final),
+            draft=self.draft,
+            annotators=[AnnotatorOut(name=c.annotator, reviewed=c.reviewed, version=c.version) for c in self.copies],
+            complete=self.complete,
+            disputes=[
+                DisputeOut(
+                    field=d.field,
+                    options=[OptionOut(value=o.value, present=o.present, annotators=list(o.annotators)) for o in d.options],
+                    draft=d.draft,
+                    final=d.final,
+                )
                 for d in self.disputes
             ],
-        }
+        )
 
 
-def _disputes(copies: list[AnnotatorCopy], draft: dict[str, Any], final: dict[str, Any]) -> list[Dispute]:
+class FinalOut(BaseModel):
+    """The final copy of a row: its version, whether it is adjudicated, its row."""
+
+    version: int
+    reviewed: bool
+    row: dict[str, Any]
+
+
+class CopyOut(BaseModel):
+    """Another copy of a row as the row page shows it: whose (an annotator, or ``final``), reviewed, its row."""
+
+    name: str
+    reviewed: bool
+    row: dict[str, Any]
+
+
+class AnnotatorOut(BaseModel):
+    name: str
+    reviewed: bool
+    version: int
+
+
+class OptionOut(BaseModel):
+    """One distinct value of a disputed field (``present``: false when the key is absent) and who gave it."""
+
+    value: Any
+    present: bool
+    annotators: list[str]
+
+
+class DisputeOut(BaseModel):
+    field: str
+    options: list[OptionOut]
+    draft: Any
+    final: Any
+
+
+class RowComparisonOut(BaseModel):
+    """A row on the adjudication page: the final copy, the draft, the annotators' copies and the fields they dispute."""
+
+    row_index: int
+    speaker: Any
+    dialogue: Any
+    final: FinalOut
+    draft: dict[str, Any]
+    annotators: list[AnnotatorOut]
+    complete: bool
+    disputes: list[DisputeOut]
+
+
+class SummaryOut(BaseModel):
+    """Counts for the adjudication page: rows, adjudicated, disputed, ready to accept, incomplete."""
+
+    rows: int
+    adjudicated: int
+    disputed: int
+    agreed: int
+    incomplete: int
+
+
+class OthersOut(BaseModel):
+    copies: list[CopyOut] = Field(description="the other annotators' values (and the final one): name, reviewed, row")
+    fields: list[str] = Field(description="fields where any of them differs from your copy")
+    adjudicated: bool
+
+
+def _disputes(item: RowComparison) -> list[Dispute]:
     out = []
     for name in EDITABLE_FIELDS:
         groups: dict[str, list[AnnotatorCopy]] = {}
-        for c in copies:
+        for c in item.copies:
             groups.setdefault(_key(c.row, name), []).append(c)
         if len(groups) < 2:
             continue
         options = tuple(
             Option(members[0].row.get(name), name in members[0].row, tuple(m.annotator for m in members)) for members in groups.values()
         )
-        out.append(Dispute(name, options, draft.get(name), final.get(name)))
+        out.append(Dispute(name, options, item.draft.get(name), item.final.get(name)))
     return out
 
 
@@ -147,7 +214,7 @@ def compare_segment(session: Session, segment: Segment, positions: list[int] | N
             item.copies.append(AnnotatorCopy(username or "?", value, reviewed, version))
     out = [rows[p] for p in sorted(rows)]
     for item in out:
-        item.disputes = _disputes(item.copies, item.draft, item.final)
+        item.disputes = _disputes(item)
     return out
 
 
@@ -268,18 +335,18 @@ def accept_agreed(session: Session, admin: User, segment: Segment, *, now: datet
     return done
 
 
-def summary(rows: list[RowComparison]) -> dict[str, int]:
+def summary(rows: list[RowComparison]) -> SummaryOut:
     """Counts for the adjudication page: rows, adjudicated, disputed, ready to accept, incomplete."""
-    return {
-        "rows": len(rows),
-        "adjudicated": sum(r.adjudicated for r in rows),
-        "disputed": sum(1 for r in rows if r.disputes and not r.adjudicated),
-        "agreed": sum(1 for r in rows if r.complete and not r.disputes and not r.adjudicated),
-        "incomplete": sum(1 for r in rows if not r.complete and not r.adjudicated),
-    }
+    return SummaryOut(
+        rows=len(rows),
+        adjudicated=sum(r.adjudicated for r in rows),
+        disputed=sum(1 for r in rows if r.disputes and not r.adjudicated),
+        agreed=sum(1 for r in rows if r.complete and not r.disputes and not r.adjudicated),
+        incomplete=sum(1 for r in rows if not r.complete and not r.adjudicated),
+    )
 
 
-def other_copies(session: Session, user: User, segment: Segment, position: int) -> dict[str, Any] | None:
+def other_copies(session: Session, user: User, segment: Segment, position: int) -> OthersOut | None:
     """The other copies of a row as the row page shows them: ``None`` when ``user`` may not see them
     (:func:`~rescue_bench.review.access.may_see_others`) or the segment has a single copy; else the
     other annotators' values and the final one, and the fields where any of them differs from the
@@ -294,10 +361,8 @@ def other_copies(session: Session, user: User, segment: Segment, position: int) 
     copy = copy_for(session, user, segment)
     mine = read_row(session, user, segment, position, copy=copy).row
     reads_final = copy.kind == "final"  # admins, unless they annotate it themselves
-    copies: list[dict[str, Any]] = [
-        {"name": c.annotator, "reviewed": c.reviewed, "row": c.row} for c in item.copies if reads_final or c.annotator != user.username
-    ]
+    copies = [CopyOut(name=c.annotator, reviewed=c.reviewed, row=c.row) for c in item.copies if reads_final or c.annotator != user.username]
     if not reads_final:
-        copies.append({"name": "final", "reviewed": item.adjudicated, "row": item.final})
-    differs = [name for name in EDITABLE_FIELDS if any(_key(c["row"], name) != _key(mine, name) for c in copies)]
-    return {"copies": copies, "fields": differs, "adjudicated": item.adjudicated}
+        copies.append(CopyOut(name="final", reviewed=item.adjudicated, row=item.final))
+    differs = [name for name in EDITABLE_FIELDS if any(_key(c.row, name) != _key(mine, name) for c in copies)]
+    return OthersOut(copies=copies, fields=differs, adjudicated=item.adjudicated)

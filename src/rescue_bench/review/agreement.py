@@ -37,6 +37,7 @@ from functools import cached_property
 from itertools import combinations
 from typing import Any, Literal
 
+from pydantic import BaseModel
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -90,9 +91,8 @@ def _names(values: Any) -> str:
     return " + ".join(names) if names else NONE
 
 
-def measure_values(row: dict[str, Any], scenario: str) -> dict[str, dict[str, Hashable]]:
+def measure_values(model: Row, scenario: str) -> dict[str, dict[str, Hashable]]:
     """One copy's row as measure -> {unit key within the row: value} (see :data:`MEASURES`)."""
-    model = Row.model_validate(row)
     out: dict[str, dict[str, Hashable]] = {
         "relation_cycle_state": {"": _label(model.relation_cycle_state)},
         "relation_pattern": {"": _label(model.relation_pattern)},
@@ -128,7 +128,7 @@ class RatedRow:
     segment: str
     scenario: str
     position: int
-    copies: dict[str, dict[str, Any]]
+    copies: dict[str, Row]
     """annotator -> their reviewed row."""
 
     @cached_property
@@ -139,18 +139,18 @@ class RatedRow:
 
 @dataclass(frozen=True)
 class HumanReview:
-    """One human review of a draft row (for the change rate)."""
+    """One human review of a draft row (for the change rate): ``changed``: field -> whether the human
+    value differs from the draft, for every field of either (:func:`changed_fields`)."""
 
     segment: str
     scenario: str
-    draft: dict[str, Any]
-    value: dict[str, Any]
+    changed: dict[str, bool]
 
-    @cached_property
-    def changed(self) -> dict[str, bool]:
-        """field -> whether the human value differs from the draft (as JSON: ``3`` -> ``3.0`` is a
-        change), for every field of either (worked out once per review, whatever the scopes)."""
-        return {f: (dumps(self.draft[f]) if f in self.draft else None) != (dumps(self.value[f]) if f in self.value else None) for f in {*self.draft, *self.value}}
+
+def changed_fields(draft: dict[str, Any], value: dict[str, Any]) -> dict[str, bool]:
+    """field -> whether a stored row (JSON) differs from its draft there (as JSON: ``3`` -> ``3.0`` is
+    a change; a missing key differs from ``null``), for every field of either."""
+    return {f: (dumps(draft[f]) if f in draft else None) != (dumps(value[f]) if f in value else None) for f in {*draft, *value}}
 
 
 def _rated(measure: Measure, rows: Iterable[RatedRow]) -> Iterator[tuple[RatedRow, str, dict[str, Hashable]]]:
@@ -260,6 +260,76 @@ def _similarities(pairs: Sequence[tuple[str, str, str]], use_bertscore: bool) ->
     return [1.0 if a == b else scores[(a, b)] for _, a, b in pairs], None
 
 
+Number = int | float
+"""A statistic as computed (passed through: never turned from an int into a float)."""
+
+
+class Settings(BaseModel):
+    resamples: int
+    confidence: Number
+    seed: int
+
+
+class FieldAgreement(BaseModel):
+    """Agreement on one measure in one scope (:class:`rescue_bench.metrics.agreement.Reliability`)."""
+
+    field: str
+    label: str
+    scope: str
+    level: str
+    units: int
+    ratings: int
+    segments: int
+    raters: list[str]
+    alpha: Number | None
+    alpha_ci: list[Number] | None
+    cohen_kappa: Number | None
+    cohen_ci: list[Number] | None
+    fleiss_kappa: Number | None
+    fleiss_ci: list[Number] | None
+    notes: list[str]
+    disagreements: int
+
+
+class TextAgreement(BaseModel):
+    """Free-text similarity of one field in one scope: exact matches and BERTScore F1 (``note``: why it is missing)."""
+
+    field: str
+    label: str
+    scope: str
+    pairs: int
+    segments: int
+    exact: Number | None
+    exact_ci: list[Number] | None
+    bertscore: Number | None
+    bertscore_ci: list[Number] | None
+    note: str | None
+    disagreements: int
+
+
+class ChangeRate(BaseModel):
+    """How often human reviews changed a field of the draft, in one scope."""
+
+    field: str
+    scope: str
+    rows: int
+    changed: int
+    rate: Number | None
+
+
+class AgreementReport(BaseModel):
+    """The report of :func:`agreement_report` (``rescue review agreement --json``, ``GET /api/agreement``)."""
+
+    segments: int
+    rows: int
+    annotators: list[str]
+    settings: Settings
+    fields: list[FieldAgreement]
+    text: list[TextAgreement]
+    changes: list[ChangeRate]
+    notes: list[str]
+
+
 def agreement_report(
     rows: Sequence[RatedRow],
     reviews: Sequence[HumanReview],
@@ -268,21 +338,21 @@ def agreement_report(
     confidence: float = 0.95,
     seed: int = 0,
     use_bertscore: bool = True,
-) -> dict[str, Any]:
-    """Agreement per measure and scope, text similarity, and change rates, as one JSON-ready dict."""
+) -> AgreementReport:
+    """Agreement per measure and scope, text similarity, and change rates."""
     compared = [r for r in rows if len(r.copies) >= 2]
-    report: dict[str, Any] = {
-        "segments": len({r.segment for r in compared}),
-        "rows": len(compared),
-        "annotators": sorted({who for r in compared for who in r.copies}),
-        "settings": {"resamples": n_resamples, "confidence": confidence, "seed": seed},
-        "fields": [],
-        "text": [],
-        "changes": [],
-        "notes": [],
-    }
+    report = AgreementReport(
+        segments=len({r.segment for r in compared}),
+        rows=len(compared),
+        annotators=sorted({who for r in compared for who in r.copies}),
+        settings=Settings(resamples=n_resamples, confidence=confidence, seed=seed),
+        fields=[],
+        text=[],
+        changes=[],
+        notes=[],
+    )
     if not compared:
-        report["notes"].append("no row was reviewed by two or more annotators in independent copies yet")
+        report.notes.append("no row was reviewed by two or more annotators in independent copies yet")
     scenario_of = {r.segment: r.scenario for r in compared}
     for measure in MEASURES:
         if measure.kind == "text":
@@ -294,22 +364,24 @@ def agreement_report(
                 exact = [(pairs[i][0], float(normalise_text(pairs[i][1]) == normalise_text(pairs[i][2]))) for i in chosen]
                 share, share_ci = _mean_ci(exact, n_resamples, confidence, seed)
                 bert, bert_ci = (None, None) if sims is None else _mean_ci([(pairs[i][0], sims[i]) for i in chosen], n_resamples, confidence, seed)
-                report["text"].append(
-                    {
-                        "field": measure.name, "label": measure.label, "scope": scope, "pairs": len(chosen),
-                        "segments": len({pairs[i][0] for i in chosen}), "exact": share, "exact_ci": share_ci,
-                        "bertscore": bert, "bertscore_ci": bert_ci, "note": note,
-                        "disagreements": len(disagreements(measure, [r for r in compared if scope == ALL or r.scenario == scope])),
-                    }
+                report.text.append(
+                    TextAgreement(
+                        field=measure.name, label=measure.label, scope=scope, pairs=len(chosen),
+                        segments=len({pairs[i][0] for i in chosen}), exact=share, exact_ci=share_ci,
+                        bertscore=bert, bertscore_ci=bert_ci, note=note,
+                        disagreements=len(disagreements(measure, [r for r in compared if scope == ALL or r.scenario == scope])),
+                    )
                 )
             continue
         for scope, scoped in _scopes(compared):
             level: Level = "nominal" if measure.kind == "nominal" else "interval"
             result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
-            report["fields"].append({"field": measure.name, "label": measure.label, "scope": scope, **result.to_json(), "disagreements": len(disagreements(measure, scoped))})
+            report.fields.append(
+                FieldAgreement(field=measure.name, label=measure.label, scope=scope, **result.to_json(), disagreements=len(disagreements(measure, scoped)))
+            )
     for scope, scoped in _scopes(list(reviews)):
         for name, (n, changed) in change_counts(scoped).items():
-            report["changes"].append({"field": name, "scope": scope, "rows": n, "changed": changed, "rate": changed / n if n else None})
+            report.changes.append(ChangeRate(field=name, scope=scope, rows=n, changed=changed, rate=changed / n if n else None))
     return report
 
 
@@ -342,10 +414,10 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
         value = json.loads(value_json) if value_json is not None else draft
         if kind == "annotator":
             item = grouped.setdefault((sample_id, position), RatedRow(sample_id, scenario, position, {}))
-            item.copies[username or "?"] = value
-            reviews.append(HumanReview(sample_id, scenario, draft, value))
+            item.copies[username or "?"] = Row.model_validate(value)
+            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
         elif mode == "shared" and kind == "final":
-            reviews.append(HumanReview(sample_id, scenario, draft, value))
+            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
     return list(grouped.values()), reviews
 
 
@@ -359,7 +431,7 @@ def preload() -> None:
 
 CACHE_SIZE = 16
 """Reports kept per process (different settings or databases); the oldest is dropped first."""
-_cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_cache: OrderedDict[tuple[Any, ...], AgreementReport] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -380,7 +452,7 @@ def _key(session: Session, n_resamples: int, confidence: float, seed: int, use_b
 
 def cached_report(
     session: Session, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, use_bertscore: bool = True
-) -> dict[str, Any] | None:
+) -> AgreementReport | None:
     """:func:`database_report` if it is already computed for this state of the database and these
     settings, else ``None`` (nothing is computed)."""
     key = _key(session, n_resamples, confidence, seed, use_bertscore)
@@ -393,7 +465,7 @@ def cached_report(
 
 def database_report(
     session: Session, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, use_bertscore: bool = True
-) -> dict[str, Any]:
+) -> AgreementReport:
     """:func:`agreement_report` of everything in the database (settings as there), computed once per
     state of the database (:func:`state_of`) and settings: the agreement page recomputes its bootstrap
     only after something changed. The cached report is shared: callers must not modify it."""
@@ -412,6 +484,7 @@ def database_report(
 
 __all__ = [
     "ALL",
+    "AgreementReport",
     "MEASURES",
     "NONE",
     "Disagreement",

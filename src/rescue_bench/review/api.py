@@ -11,9 +11,12 @@ from pydantic import BaseModel, Field
 from rescue_bench.review import access, copies, edits, progress, store, users
 from rescue_bench.review.assets import clip_stale
 from rescue_bench.review.deps import AppState, Auth, State, require_admin
+from rescue_bench.review.edits import AuditOut, CommentOut, RowStateOut
 from rescue_bench.review.errors import WrongCredentials
 from rescue_bench.review.limits import MAX_DB_INT
+from rescue_bench.review.progress import AnnotatorActivity, CountsOut, Figures, SegmentOut
 from rescue_bench.review.security import verify_password
+from rescue_bench.review.users import UserOut
 
 API_DESCRIPTION = """
 Log in with `POST /api/login` (`{"username", "password"}`): the answer sets an HttpOnly session
@@ -32,7 +35,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 RowIndex = Annotated[int, Path(ge=1, le=MAX_DB_INT, description="the row's 1-based position")]
 """A row number of a URL: past what a database integer holds is 422, never a 500."""
 
-__all__ = ["RowIndex", "RowOut", "require_admin", "router"]
+__all__ = ["AuditOut", "CommentOut", "CountsOut", "RowIndex", "RowOut", "RowStateOut", "SegmentOut", "UserOut", "require_admin", "router"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -57,23 +60,6 @@ class MeOut(BaseModel):
     csrf_token: str | None
 
 
-class SegmentOut(BaseModel):
-    id: str = Field(description="opaque, URL-safe segment id")
-    segment_id: str = Field(description="the clip's sample_id")
-    scenario: str
-    rows: int
-    reviewed: int
-    edited: int
-    comments: int
-    status: str = Field(description="open | discarded")
-    progress: str = Field(description="pending (nothing saved yet) | in_progress | to_adjudicate (admins: every copy done) | done | discarded")
-    status_reason: str | None = None
-    mode: str = Field("shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
-    assignees: list[str] | None = Field(None, description="admins only")
-    copies: list[dict[str, Any]] | None = Field(None, description="admins, independent segments: each annotator copy's user, reviewed, edited, status, status_reason")
-    ready_to_adjudicate: bool = Field(False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
-
-
 class RowSummaryOut(BaseModel):
     """A row in a segment's list. Values taken from the row are passed through as stored (``Any``:
     a time of ``3`` stays ``3``, never ``3.0``)."""
@@ -88,15 +74,7 @@ class RowSummaryOut(BaseModel):
     edited: bool
     reviewed: bool
     version: int
-    flag_reason: str | None = Field(None, description="why the row is skipped or discarded")
-
-
-class CommentOut(BaseModel):
-    id: int
-    user: str
-    at: str
-    row: int | None
-    text: str
+    flag_reason: str | None = Field(default=None, description="why the row is skipped or discarded")
 
 
 class SegmentDetailOut(BaseModel):
@@ -112,45 +90,12 @@ class SegmentDetailOut(BaseModel):
     assignees: list[str] | None = Field(description="admins only")
 
 
-class RowStateOut(BaseModel):
-    """A row as one copy holds it (:meth:`rescue_bench.review.edits.RowState.to_api`)."""
-
-    row: dict[str, Any] = Field(description="the row as your copy holds it now (release format)")
-    draft: dict[str, Any] = Field(description="the imported draft, never changed")
-    version: int
-    status: str = Field(description="pending (nobody saved it: the draft) | edited (saved, not reviewed) | skipped | discarded (flagged with a reason) | reviewed")
-    reviewed: bool
-    edited: bool
-    updated_by: str | None
-    updated_at: str | None
-    reviewed_by: str | None
-    segment_status: str
-    flag: str | None = Field(None, description="skipped | discarded | null")
-    flag_reason: str | None = None
-
-
 class RowOut(RowStateOut):
-    clip_stale: bool = Field(False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
+    clip_stale: bool = Field(default=False, description="the row's times were edited since its clip was cut (re-cut it: rescue annotate clips --data)")
 
 
 class ConflictOut(RowStateOut):
     detail: str
-
-
-class AuditOut(BaseModel):
-    id: int
-    at: str
-    user: str | None
-    action: str
-    segment: str | None
-    row: int | None
-    field: str | None
-    old: Any
-    new: Any
-    old_absent: bool
-    new_absent: bool
-    version: int | None
-    note: str | None
 
 
 class StatusOut(BaseModel):
@@ -160,17 +105,6 @@ class StatusOut(BaseModel):
 
 class AssigneesOut(BaseModel):
     assignees: list[str]
-
-
-class CountsOut(BaseModel):
-    """Rows of a copy by state (Argilla's queues): submitted, draft (saved, not submitted), skipped, discarded, pending."""
-
-    rows: int
-    submitted: int
-    draft: int
-    skipped: int
-    discarded: int
-    pending: int
 
 
 class RowsProgressOut(BaseModel):
@@ -200,29 +134,22 @@ class SegmentProgressOut(BaseModel):
 
 
 class ProgressOut(BaseModel):
-    totals: dict[str, int]
+    totals: Figures
     segments: list[SegmentProgressOut] = Field(default_factory=list, description="the segments you see, as the segment list counts them")
-    annotators: list[dict[str, Any]] | None = Field(default=None, description="admins only (absent otherwise); `progress`: the rows of the copies each edits, by state")
+    annotators: list[AnnotatorActivity] | None = Field(default=None, description="admins only (absent otherwise); `progress`: the rows of the copies each edits, by state")
     rows: RowsProgressOut | None = Field(default=None, description="admins only: every segment row once, as the final data will have it")
-
-
-class UserOut(BaseModel):
-    username: str
-    role: str
-    active: bool
-    created_at: str
 
 
 class FlagIn(BaseModel):
     state: Literal["skipped", "discarded"] | None = Field(description="skipped (left for later) | discarded (cannot be annotated as it is) | null (clear the flag)")
-    reason: str | None = Field(None, description="why (required to set a flag)")
+    reason: str | None = Field(default=None, description="why (required to set a flag)")
 
 
 class SaveIn(BaseModel):
     version: int = Field(strict=True, ge=0, le=MAX_DB_INT, description="the version your edit started from")
     fields: dict[str, Any] = Field(default_factory=dict, description="changed fields only, release-format values")
     reviewed: bool | None = Field(None, strict=True, description="mark the row reviewed (true) or not (false); marking it reviewed clears its flag")
-    flag: FlagIn | None = Field(None, description="skip or discard the row with a reason, or clear its flag (a flagged row is not reviewed)")
+    flag: FlagIn | None = Field(default=None, description="skip or discard the row with a reason, or clear its flag (a flagged row is not reviewed)")
 
     def flag_change(self) -> edits.FlagChange | None:
         return None if self.flag is None else edits.FlagChange(self.flag.state, self.flag.reason)
@@ -289,7 +216,7 @@ def me(auth: Auth) -> MeOut:
 @router.get("/segments")
 def list_segments(auth: Auth) -> list[SegmentOut]:
     with auth.read() as (session, user):
-        return [SegmentOut(**s) for s in progress.segment_list(session, user)]
+        return progress.segment_list(session, user)
 
 
 def _row_summary(r: edits.RowState) -> RowSummaryOut:
@@ -325,7 +252,7 @@ def get_segment(segment: str, auth: Auth) -> SegmentDetailOut:
             status_reason=reason,
             mode=seg.review_mode,
             rows=[_row_summary(r) for r in edits.segment_rows(session, user, seg, copy=copy)],
-            comments=[CommentOut(**c) for c in edits.comments(session, seg, viewer=user)],
+            comments=edits.comments(session, seg, viewer=user),
             assignees=access.assignees(session, seg) if user.is_admin else None,
         )
 
@@ -341,7 +268,7 @@ def get_row(segment: str, row_index: RowIndex, st: AppState, auth: Auth) -> RowO
 
 def row_out(st: State, sample_id: str, r: edits.RowState) -> RowOut:
     """A row as the API answers it: :meth:`~rescue_bench.review.edits.RowState.to_api` and whether its clip is stale."""
-    return RowOut(**r.to_api(), clip_stale=clip_stale(st.assets, sample_id, r.position, r.row, r.draft))
+    return r.as_api(RowOut, clip_stale=clip_stale(st.assets, sample_id, r.position, r.row, r.draft))
 
 
 @router.put(
@@ -393,13 +320,13 @@ def row_audit(segment: str, row_index: RowIndex, auth: Auth) -> list[AuditOut]:
         seg = access.get_segment(session, user, segment)
         own = copies.own_copy(session, user, seg)  # an annotator of an independent segment: their copy's history only
         found = edits.audit_entries(session, segment=seg, row=access.get_row(session, seg, row_index), copy_id=own.id if own else None)
-        return [AuditOut(**e) for e in found]
+        return found
 
 
 @router.get("/segments/{segment}/comments")
 def list_comments(segment: str, auth: Auth) -> list[CommentOut]:
     with auth.read() as (session, user):
-        return [CommentOut(**c) for c in edits.comments(session, access.get_segment(session, user, segment), viewer=user)]
+        return edits.comments(session, access.get_segment(session, user, segment), viewer=user)
 
 
 @router.post("/segments/{segment}/comments", status_code=201)
@@ -445,7 +372,7 @@ def get_progress(auth: Auth) -> ProgressOut:
         segs = progress.segment_list(session, user)
         out = ProgressOut(
             totals=progress.figures(session, user, segs),
-            segments=[SegmentProgressOut(id=s["id"], rows=s["rows"], reviewed=s["reviewed"], progress=s["progress"]) for s in segs],
+            segments=[SegmentProgressOut(id=s.id, rows=s.rows, reviewed=s.reviewed, progress=s.progress) for s in segs],
         )
         if not user.is_admin:
             return out  # no admin keys at all (response_model_exclude_unset)
@@ -463,13 +390,13 @@ def get_progress(auth: Auth) -> ProgressOut:
 @router.get("/audit")
 def get_audit(auth: Auth, limit: int = Query(200, ge=1, le=5000)) -> list[AuditOut]:
     with auth.read(admin=True) as (session, user):
-        return [AuditOut(**e) for e in edits.audit_entries(session, limit=limit)]
+        return edits.audit_entries(session, limit=limit)
 
 
 @router.get("/users")
 def get_users(auth: Auth) -> list[UserOut]:
     with auth.read(admin=True) as (session, user):
-        return [UserOut(**u) for u in users.list_users(session)]
+        return users.list_users(session)
 
 
 @router.get(

@@ -67,8 +67,9 @@ def _host_name(header: str | None) -> str | None:
     return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
 
 
-def _json_response(body: dict[str, Any], status: int) -> Response:
-    response = JSONResponse(body, status_code=status)
+def _json_response(detail: str, status: int, **more: str | None) -> Response:
+    """An error answered before any route: ``{"detail": ..., **more}``."""
+    response = JSONResponse({"detail": detail, **more}, status_code=status)
     response.headers["content-security-policy"] = CSP
     response.headers["x-content-type-options"] = "nosniff"
     response.headers["cache-control"] = "no-store"
@@ -95,10 +96,10 @@ class GuardMiddleware:
         path = scope.get("path", "")
         if not self.any_host and _host_name(request.headers.get("host")) not in self.hosts:
             # DNS rebinding: a page of another site resolving its name to this server
-            await _json_response({"detail": "unknown host (see serve --allowed-host)"}, 400)(scope, receive, send)
+            await _json_response("unknown host (see serve --allowed-host)", 400)(scope, receive, send)
             return
         if "\x00" in path or b"%00" in scope.get("query_string", b"") or b"%00" in scope.get("raw_path", b""):
-            await _json_response({"detail": "a NUL byte in the URL"}, 400)(scope, receive, send)
+            await _json_response("a NUL byte in the URL", 400)(scope, receive, send)
             return
         if scope["method"] not in SAFE_METHODS:
             origin = request.headers.get("origin")
@@ -113,12 +114,12 @@ class GuardMiddleware:
                 if session_data is None:
                     # no session at all: the caller must log in (401, the page's re-login signal);
                     # a CSRF refusal (403) is for a live session sent without its token
-                    await _json_response({"detail": "not logged in"}, 401)(scope, receive, send)
+                    await _json_response("not logged in", 401)(scope, receive, send)
                     return
                 if not csrf_matches(session_data, request.headers.get(CSRF_HEADER)):
                     problem = f"missing or wrong {CSRF_HEADER} header"
             if problem:
-                await _json_response({"detail": problem}, 403)(scope, receive, send)
+                await _json_response(problem, 403)(scope, receive, send)
                 return
             checked = await self._checked_body(request, receive)
             if isinstance(checked, Response):
@@ -155,7 +156,7 @@ class GuardMiddleware:
         / 422 answer."""
         config = self.state.config
         limit, max_chars = UPLOADS.get((request.method, request.url.path), (config.max_body_bytes, config.max_field_chars))
-        too_big = _json_response({"detail": f"request body larger than {limit} bytes"}, 413)
+        too_big = _json_response(f"request body larger than {limit} bytes", 413)
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > limit:
             return too_big
@@ -176,7 +177,7 @@ class GuardMiddleware:
             problem = strict_json_problem(body, max_chars=max_chars)
             if problem is not None:
                 status, detail, field = problem
-                return _json_response({"detail": detail, "field": field}, status)
+                return _json_response(detail, status, field=field)
         return body
 
 
@@ -308,7 +309,7 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
         body: dict[str, Any] = {"detail": exc.message}
         headers = {}
         if isinstance(exc, Conflict):
-            body.update(exc.current)
+            body.update(exc.current.model_dump())
         if isinstance(exc, Throttled):
             headers["Retry-After"] = str(max(1, int(exc.retry_after + 0.999)))
         field = getattr(exc, "field", None)

@@ -18,6 +18,7 @@ regular file: a ``..`` in a segment id or a manifest, or a symlink pointing outs
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,28 +103,68 @@ def clip_stale(assets: Assets, segment_id: str, position: int, row: dict[str, An
     return times_changed(row, draft) and assets.row_clip(segment_id, row_number(draft, position)) is not None
 
 
-def subtitles(rows: list[dict[str, Any]], position: int, manifest: Manifest | None, *, neighbours: int = 1) -> list[dict[str, Any]]:
-    """The subtitles of the row at ``position`` and of ``neighbours`` rows on each side.
+@dataclass(frozen=True)
+class RowText:
+    """What the subtitles panel reads of a row: its times, speaker and ``dialogue_cleaned``."""
+
+    start: float | None
+    end: float | None
+    speaker: str
+    dialogue: str | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> RowText:
+        """A stored row's (release-format JSON) times, speaker and dialogue."""
+        text = row.get("dialogue_cleaned")
+        return cls(_time(row.get("start_time")), _time(row.get("end_time")), row.get("primary_speaker") or "", text if isinstance(text, str) else None)
+
+
+NO_TEXT = RowText(None, None, "", None)
+"""A row the caller did not read (shown with no times, no speaker and no subtitles)."""
+
+
+@dataclass(frozen=True)
+class SubtitleLine:
+    speaker: str
+    text: str
+    start: float | None
+    end: float | None
+
+
+@dataclass(frozen=True)
+class RowSubtitles:
+    """One row of the subtitles panel (``source``: ``cues`` of the manifest, or the row's ``dialogue``)."""
+
+    position: int
+    current: bool
+    speaker: str
+    start: float | None
+    end: float | None
+    lines: list[SubtitleLine]
+    source: str
+
+
+def subtitles(rows: Sequence[RowText | None], position: int, manifest: Manifest | None, *, neighbours: int = 1) -> list[RowSubtitles]:
+    """The subtitles of the row at ``position`` and of ``neighbours`` rows on each side (``rows``: the
+    segment's rows by position, ``None`` for one not read).
 
     With a manifest that has cues: those overlapping each row's ``[start_time, end_time]``. Without
-    one (or without cues, or for a row without times): the row's ``dialogue_cleaned``. Each item is ``{position, current, speaker,
-    start, end, lines: [{speaker, text, start, end}], source}``.
+    one (or without cues, or for a row without times): the row's ``dialogue_cleaned``.
     """
     out = []
     for pos in range(max(1, position - neighbours), min(len(rows), position + neighbours) + 1):
-        row = rows[pos - 1]
-        start, end = _time(row.get("start_time")), _time(row.get("end_time"))
-        speaker = row.get("primary_speaker") or ""
-        lines: list[dict[str, Any]] = []
+        row = rows[pos - 1] or NO_TEXT
+        start, end, speaker = row.start, row.end, row.speaker
+        lines: list[SubtitleLine] = []
         source = "dialogue"
         if manifest is not None and manifest.cues and start is not None and end is not None:
             source = "cues"
             for cue in manifest.cues:
                 if cue.start < end and cue.end > start:
-                    lines.append({"speaker": cue.speaker or "", "text": cue.text, "start": cue.start, "end": cue.end})
+                    lines.append(SubtitleLine(cue.speaker or "", cue.text, cue.start, cue.end))
         if source == "dialogue":
-            text = row.get("dialogue_cleaned")
-            if isinstance(text, str) and text.strip():
-                lines.append({"speaker": speaker, "text": text, "start": start, "end": end})
-        out.append({"position": pos, "current": pos == position, "speaker": speaker, "start": start, "end": end, "lines": lines, "source": source})
+            text = row.dialogue
+            if text is not None and text.strip():
+                lines.append(SubtitleLine(speaker, text, start, end))
+        out.append(RowSubtitles(pos, pos == position, speaker, start, end, lines, source))
     return out

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypedDict, TypeVar, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Table, bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
@@ -34,6 +34,52 @@ EDITABLE_FIELDS: tuple[str, ...] = tuple(Row.model_fields)
 
 MAX_TEXT = MAX_FIELD_CHARS
 """Longest comment or discard reason, in characters."""
+
+
+class RowStateOut(BaseModel):
+    """A row as one copy holds it (:meth:`RowState.to_api`)."""
+
+    row: dict[str, Any] = Field(description="the row as your copy holds it now (release format)")
+    draft: dict[str, Any] = Field(description="the imported draft, never changed")
+    version: int
+    status: str = Field(description="pending (nobody saved it: the draft) | edited (saved, not reviewed) | skipped | discarded (flagged with a reason) | reviewed")
+    reviewed: bool
+    edited: bool
+    updated_by: str | None
+    updated_at: str | None
+    reviewed_by: str | None
+    segment_status: str
+    flag: str | None = Field(default=None, description="skipped | discarded | null")
+    flag_reason: str | None = None
+
+
+S = TypeVar("S", bound=RowStateOut)
+
+
+class CommentOut(BaseModel):
+    id: int
+    user: str
+    at: str
+    row: int | None
+    text: str
+
+
+class AuditOut(BaseModel):
+    """One audit entry as the API and the pages show it (``old`` / ``new``: the values, decoded)."""
+
+    id: int
+    at: str
+    user: str | None
+    action: str
+    segment: str | None
+    row: int | None
+    field: str | None
+    old: Any
+    new: Any
+    old_absent: bool
+    new_absent: bool
+    version: int | None
+    note: str | None
 
 
 @dataclass(frozen=True)
@@ -66,21 +112,27 @@ class RowState:
             return self.flag
         return "edited" if self.edited else "pending"
 
-    def to_api(self) -> dict[str, Any]:
-        return {
-            "row": self.row,
-            "draft": self.draft,
-            "version": self.version,
-            "status": self.status,
-            "reviewed": self.reviewed,
-            "edited": self.edited,
-            "updated_by": self.updated_by,
-            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
-            "reviewed_by": self.reviewed_by,
-            "segment_status": self.segment_status,
-            "flag": self.flag,
-            "flag_reason": self.flag_reason,
-        }
+    def to_api(self) -> RowStateOut:
+        """The row as the API answers it."""
+        return self.as_api(RowStateOut)
+
+    def as_api(self, out: type[S], **extra: Any) -> S:
+        """The row as ``out`` (:class:`RowStateOut` or a subclass of it, whose own fields ``extra`` fills)."""
+        return out(
+            row=self.row,
+            draft=self.draft,
+            version=self.version,
+            status=self.status,
+            reviewed=self.reviewed,
+            edited=self.edited,
+            updated_by=self.updated_by,
+            updated_at=self.updated_at.isoformat() if self.updated_at else None,
+            reviewed_by=self.reviewed_by,
+            segment_status=self.segment_status,
+            flag=self.flag,
+            flag_reason=self.flag_reason,
+            **extra,
+        )
 
 
 def _state(segment: Segment, row: SegmentRow, value: RowValue, updated_by: str | None, reviewed_by: str | None) -> RowState:
@@ -182,11 +234,6 @@ def check_row_rules(segment: Segment, position: int, current: dict[str, Any], ne
         raise Invalid(f"{first.field}: {first.message}{more}", first.field)
 
 
-def _canonical(row: dict[str, Any]) -> dict[str, Any]:
-    """The row as the release format writes it (declared fields in order, then unknown keys)."""
-    return Row.model_validate(row).model_dump(mode="json", exclude_unset=True)
-
-
 _ABSENT = object()
 
 
@@ -207,6 +254,37 @@ class FlagChange:
         return FlagChange(self.state, _text_arg(self.reason, "reason"))
 
 
+class ValueUpdate(TypedDict, total=False):
+    """The columns of ``row_values`` a save sets (the parameters of its conditional ``UPDATE``)."""
+
+    value_json: str | None
+    version: int
+    edited: bool
+    updated_by: int
+    updated_at: datetime
+    reviewed: bool
+    reviewed_by: int | None
+    reviewed_at: datetime | None
+    flag: str | None
+    flag_reason: str | None
+
+
+class AuditRow(TypedDict):
+    """One ``audit_log`` row a save inserts (the parameters of its ``INSERT``)."""
+
+    at: datetime
+    user_id: int
+    segment_id: int
+    row_id: int
+    copy_id: int
+    version: int
+    note: str | None
+    action: str
+    field: str
+    old_json: str | None
+    new_json: str | None
+
+
 @dataclass(frozen=True)
 class SavePlan:
     """A save worked out in a read transaction, to be applied by :func:`apply_save` in a short write
@@ -222,8 +300,8 @@ class SavePlan:
     value_id: int
     position: int
     version: int
-    values: dict[str, Any]
-    audit: list[dict[str, Any]]
+    values: ValueUpdate
+    audit: list[AuditRow]
     result: RowState
 
 
@@ -311,7 +389,8 @@ def plan_copy_save(
     if value.version != version:
         raise Conflict(_state(segment, row, value, updated_by, reviewed_by).to_api())
     current = json.loads(value.value_json if value.value_json is not None else row.draft_json)
-    new = _canonical({**current, **fields})
+    # the row as the release format writes it (declared fields in order, then unknown keys)
+    new = Row.model_validate({**current, **fields}).model_dump(mode="json", exclude_unset=True)
     changes = []
     for name in fields:
         old_v, new_v = current.get(name, _ABSENT), new.get(name, _ABSENT)
@@ -333,7 +412,7 @@ def plan_copy_save(
         return _state(segment, row, value, updated_by, reviewed_by)
     new_json = dumps(new)
     edited = new_json != row.draft_json  # the draft is stored in the same canonical form
-    values: dict[str, Any] = {
+    values: ValueUpdate = {
         "value_json": new_json if changes or value.value_json is not None else None,
         "version": version + 1,
         "edited": edited,
@@ -341,17 +420,24 @@ def plan_copy_save(
         "updated_at": now,
     }
     if review_change:
-        values.update(reviewed=bool(reviewed), reviewed_by=user.id if reviewed else None, reviewed_at=now if reviewed else None)
+        values["reviewed"] = bool(reviewed)
+        values["reviewed_by"] = user.id if reviewed else None
+        values["reviewed_at"] = now if reviewed else None
     if flag is not None and flag_change:
-        values.update(flag=flag.state, flag_reason=flag.reason)
-    common = {"at": now, "user_id": user.id, "segment_id": segment.id, "row_id": row.id, "copy_id": copy_id, "version": version + 1, "note": None}
-    audit = [{**common, "action": action, "field": name, "old_json": old_j, "new_json": new_j, "note": notes.get(name)} for name, old_j, new_j in changes]
-    audit += [{**common, "action": action, "field": name, "old_json": same, "new_json": same, "note": notes.get(name)} for name, same in kept]
+        values["flag"], values["flag_reason"] = flag.state, flag.reason
+
+    def entry(action: str, field: str, old_json: str | None, new_json: str | None, note: str | None) -> AuditRow:
+        return {
+            "at": now, "user_id": user.id, "segment_id": segment.id, "row_id": row.id, "copy_id": copy_id, "version": version + 1,
+            "note": note, "action": action, "field": field, "old_json": old_json, "new_json": new_json,
+        }
+
+    audit = [entry(action, name, old_j, new_j, notes.get(name)) for name, old_j, new_j in changes]
+    audit += [entry(action, name, same, same, notes.get(name)) for name, same in kept]
     if review_change:
-        review_action = "review" if action == "edit" else action
-        audit.append({**common, "action": review_action, "field": "reviewed", "old_json": dumps(value.reviewed), "new_json": dumps(bool(reviewed))})
+        audit.append(entry("review" if action == "edit" else action, "reviewed", dumps(value.reviewed), dumps(bool(reviewed)), None))
     if flag is not None and flag_change:
-        audit.append({**common, "action": "flag", "field": "flag", "old_json": dumps(value.flag), "new_json": dumps(flag.state), "note": flag.reason})
+        audit.append(entry("flag", "flag", dumps(value.flag), dumps(flag.state), flag.reason))
     result = RowState(
         position=row.position,
         row=new,
@@ -399,34 +485,6 @@ _APPLY = update(_VALUES_TABLE).where(
     exists().where(_COPIES_TABLE.c.id == bindparam("b_copy_id"), _COPIES_TABLE.c.status == "open"),
 )
 _AUDIT_INSERT = insert(cast(Table, AuditEntry.__table__))
-
-
-def save_row(
-    session: Session,
-    user: User,
-    segment: Segment,
-    position: int,
-    *,
-    version: int,
-    fields: dict[str, Any],
-    reviewed: bool | None = None,
-    now: datetime | None = None,
-    flag: FlagChange | None = None,
-) -> RowState:
-    """Apply ``fields`` (and the reviewed mark, or a flag) to the row if it is still at ``version``, in
-    one transaction (the web app plans in a read transaction and applies in a short write one).
-
-    Raises :class:`Conflict` (with the current row) when someone saved since, :class:`Invalid` for a
-    value the release format refuses, :class:`Locked` when the segment is discarded. A save that
-    changes nothing returns the row unchanged (same version, no audit entry).
-    """
-    plan = prepare_save(session, user, segment, position, version=version, fields=fields, reviewed=reviewed, now=now, flag=flag)
-    if isinstance(plan, RowState):
-        return plan
-    try:
-        return apply_save(session, plan)
-    except StaleWrite:
-        raise stale_error(session, user, segment, position) from None
 
 
 def stale_error(session: Session, user: User, segment: Segment, position: int) -> ReviewError:
@@ -481,7 +539,7 @@ _COMMENTS = (
 )
 
 
-def comments(session: Session, segment: Segment, *, viewer: User | None = None) -> list[dict[str, Any]]:
+def comments(session: Session, segment: Segment, *, viewer: User | None = None) -> list[CommentOut]:
     """The segment's comments, oldest first.
 
     With ``viewer``: what that user may read. An annotator of an independent segment reads only their
@@ -493,7 +551,7 @@ def comments(session: Session, segment: Segment, *, viewer: User | None = None) 
     rows = session.execute(_COMMENTS, {"segment_id": segment.id}).all()
     blind = viewer is not None and segment.review_mode == "independent" and not may_see_others(session, viewer, segment)
     return [
-        {"id": c.id, "user": name, "at": c.created_at.isoformat(), "row": pos, "text": c.text}
+        CommentOut(id=c.id, user=name, at=c.created_at.isoformat(), row=pos, text=c.text)
         for c, name, pos, role in rows
         if not blind or viewer is None or name == viewer.username or role == "admin"
     ]
@@ -579,8 +637,8 @@ def audit_entries(
     row_id: int | None = None,
     copy_id: int | None = None,
     limit: int = 200,
-) -> list[dict[str, Any]]:
-    """Newest first: ``{id, at, user, action, segment, row, field, old, new, version, note}``.
+) -> list[AuditOut]:
+    """Newest first (:class:`AuditOut`).
 
     ``row`` / ``row_id`` narrow to one row (and ``copy_id`` to the changes of one copy of it: an
     annotator of an independent segment sees only the history of their own values), ``segment`` to
@@ -600,21 +658,21 @@ def audit_entries(
     out = []
     for entry, username, sample_id, position in result:
         out.append(
-            {
-                "id": entry.id,
-                "at": entry.at.isoformat(),
-                "user": username,
-                "action": entry.action,
-                "segment": sample_id,
-                "row": position,
-                "field": entry.field,
-                "old": None if entry.old_json is None else json.loads(entry.old_json),
-                "new": None if entry.new_json is None else json.loads(entry.new_json),
-                "old_absent": entry.old_json is None,
-                "new_absent": entry.new_json is None,
-                "version": entry.version,
-                "note": entry.note,
-            }
+            AuditOut(
+                id=entry.id,
+                at=entry.at.isoformat(),
+                user=username,
+                action=entry.action,
+                segment=sample_id,
+                row=position,
+                field=entry.field,
+                old=None if entry.old_json is None else json.loads(entry.old_json),
+                new=None if entry.new_json is None else json.loads(entry.new_json),
+                old_absent=entry.old_json is None,
+                new_absent=entry.new_json is None,
+                version=entry.version,
+                note=entry.note,
+            )
         )
     return out
 
@@ -622,7 +680,7 @@ def audit_entries(
 def segment_rows(session: Session, user: User, segment: Segment, positions: list[int] | None = None, *, copy: CopyRef | None = None) -> list[RowState]:
     """Every row of the segment (or those at ``positions``) as ``user``'s copy holds it, in order
     (``copy``: that copy, when the caller has it)."""
-    params: dict[str, Any] = {"copy_id": (copy or copy_for(session, user, segment)).id, "segment_id": segment.id}
+    params: dict[str, int | list[int]] = {"copy_id": (copy or copy_for(session, user, segment)).id, "segment_id": segment.id}
     query = _ALL_ROWS
     if positions is not None:
         query = _SOME_ROWS

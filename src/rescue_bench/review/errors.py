@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel
 
 from rescue_bench.errors import RescueError
 
@@ -61,7 +61,7 @@ class Conflict(ReviewError):
 
     status = 409
 
-    def __init__(self, current: dict[str, Any]):
+    def __init__(self, current: BaseModel):
         super().__init__("this row was saved by someone else since you opened it")
         self.current = current
 

@@ -174,10 +174,6 @@ class SegmentRow(Base):
 
     segment: Mapped[Segment] = relationship(back_populates="rows")
 
-    @property
-    def draft(self) -> dict[str, Any]:
-        return json.loads(self.draft_json)
-
 
 class Copy(Base):
     """One reviewable copy of a segment's rows (see the module docstring)."""

@@ -44,8 +44,9 @@ def add_user(db: Database, name: str, password: str, role: str) -> None:
 
 
 def list_users(db: Database) -> list[dict[str, Any]]:
+    """Every user as the command line lists them (``username``, ``role``, ``active``, ``created_at``)."""
     with database_errors(), db.read() as session:
-        return users.list_users(session)
+        return [u.model_dump() for u in users.list_users(session)]
 
 
 def set_password(db: Database, name: str, password: str) -> None:
@@ -159,11 +160,12 @@ def audit_export(db: Database, *, counts: store.ExportCounts, include_discarded:
 
 
 def agreement_report(db: Database, **kwargs: Any) -> dict[str, Any]:
-    """:func:`rescue_bench.review.agreement.database_report` of the database."""
+    """:func:`rescue_bench.review.agreement.database_report` of the database, as the JSON document
+    ``rescue review agreement --json`` prints."""
     from rescue_bench.review.agreement import database_report
 
     with database_errors(), db.read() as session:
-        return database_report(session, **kwargs)
+        return database_report(session, **kwargs).model_dump()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ def export_practice(db: Database, out: Path, user: str | None, simulator: str | 
             for folder in folders.values():
                 folder.mkdir(parents=True, exist_ok=True)
             with database_errors(), db.write() as session:
-                practice.audit_export(session, by_user)
+                practice.audit_export(session, {name: len(records) for name, records in by_user.items()})
             for name, folder in folders.items():
                 staged = Path(staging) / name
                 for file in sorted(f for f in staged.rglob("*") if f.is_file()):

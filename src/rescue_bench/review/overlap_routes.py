@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from rescue_bench.labels import SCENARIOS
-from rescue_bench.review import access, adjudication, progress
-from rescue_bench.review.agreement import ALL, MEASURES, cached_report, collect, database_report, disagreements
-from rescue_bench.review.api import RowIndex, RowStateOut
+from rescue_bench.review import access, adjudication, edits, progress
+from rescue_bench.review.agreement import ALL, MEASURES, AgreementReport, cached_report, collect, database_report, disagreements
+from rescue_bench.review.api import RowIndex
 from rescue_bench.review.deps import Auth
 from rescue_bench.review.errors import Forbidden, NotFound
 from rescue_bench.review.fields import FIELDS, compact
@@ -80,31 +80,12 @@ class AdjudicationOut(BaseModel):
     mode: str
     status: str
     annotators: list[str]
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]] = Field(description="per row: its annotator copies, the final copy and the fields they dispute")
+    summary: adjudication.SummaryOut
+    rows: list[adjudication.RowComparisonOut] = Field(description="per row: its annotator copies, the final copy and the fields they dispute")
 
 
 class AcceptedOut(BaseModel):
     accepted: int = Field(description="rows adjudicated")
-
-
-class OthersOut(BaseModel):
-    copies: list[dict[str, Any]] = Field(description="the other annotators' values (and the final one): name, reviewed, row")
-    fields: list[str] = Field(description="fields where any of them differs from your copy")
-    adjudicated: bool
-
-
-class AgreementOut(BaseModel):
-    """The report of :func:`rescue_bench.review.agreement.agreement_report` (``rescue review agreement --json``)."""
-
-    segments: int
-    rows: int
-    annotators: list[str]
-    settings: dict[str, Any]
-    fields: list[dict[str, Any]] = Field(description="per measure and scope: alpha, Cohen's and Fleiss' kappa with intervals")
-    text: list[dict[str, Any]] = Field(description="free-text similarity per field and scope")
-    changes: list[dict[str, Any]] = Field(description="draft-vs-human change rates per field and scope")
-    notes: list[str]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -186,12 +167,12 @@ def get_adjudication(segment: str, auth: Auth) -> AdjudicationOut:
     "/segments/{segment}/rows/{row_index}/adjudication",
     responses={409: {"description": "someone adjudicated this row since: nothing applied"}, 422: {"description": "a dispute left undecided, or a bad value"}},
 )
-def adjudicate(segment: str, row_index: RowIndex, body: AdjudicateIn, auth: Auth) -> RowStateOut:
+def adjudicate(segment: str, row_index: RowIndex, body: AdjudicateIn, auth: Auth) -> edits.RowStateOut:
     """Write the final value of a row from the annotators' values (``take``) or typed ones (``values``)."""
     with auth.write(admin=True) as (session, user):
         seg = access.get_segment(session, user, segment)
         result = adjudication.adjudicate_row(session, user, seg, row_index, version=body.version, take=body.take, values=body.values)
-        return RowStateOut(**result.to_api())
+        return result.to_api()
 
 
 @api.post("/segments/{segment}/adjudication/accept-agreed")
@@ -203,14 +184,14 @@ def accept_agreed(segment: str, auth: Auth) -> AcceptedOut:
 
 
 @api.get("/segments/{segment}/rows/{row_index}/others", responses={403: {"description": "hidden until the segment is adjudicated"}})
-def get_others(segment: str, row_index: RowIndex, auth: Auth) -> OthersOut:
+def get_others(segment: str, row_index: RowIndex, auth: Auth) -> adjudication.OthersOut:
     """The other annotators' values of a row and the final one (admins; annotators per the reveal rule)."""
     with auth.read() as (session, user):
         seg = access.get_segment(session, user, segment)
         found = adjudication.other_copies(session, user, seg, row_index)
         if found is None:
             raise Forbidden("the other annotators' values are hidden until this segment is adjudicated")
-        return OthersOut(**found)
+        return found
 
 
 # ------------------------------------------------------------------------------------------------
@@ -225,11 +206,11 @@ def get_agreement(
     seed: int = 0,
     confidence: float = Query(0.95, gt=0.5, lt=1.0),
     bertscore: bool = True,
-) -> AgreementOut:
+) -> AgreementReport:
     """Inter-annotator agreement per field and scope with bootstrap intervals, text similarity and
     draft-vs-human change rates (``rescue review agreement --json`` gives the same)."""
     with auth.read(admin=True) as (session, user):
-        return AgreementOut(**database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore))
+        return database_report(session, n_resamples=resamples, seed=seed, confidence=confidence, use_bertscore=bertscore)
 
 
 @pages.get("/agreement")
@@ -250,7 +231,7 @@ def agreement_page(
         pending = report is None and not full and (resamples > 0 or bertscore)  # else the quick report is the whole one
         if report is None:
             report = database_report(session, n_resamples=0 if pending else resamples, use_bertscore=bertscore and not pending)
-        found = {f["scope"] for f in report["fields"]} | {c["scope"] for c in report["changes"]}
+        found = {f.scope for f in report.fields} | {c.scope for c in report.changes}
         scopes = [ALL] + [s for s in SCENARIOS if s in found]
         if scope not in scopes:
             scope = ALL
@@ -265,9 +246,9 @@ def agreement_page(
                 "scopes": scopes,
                 "pooled": ALL,
                 "labels": labels,
-                "fields": [f for f in report["fields"] if f["scope"] == scope],
-                "texts": [t for t in report["text"] if t["scope"] == scope],
-                "changes": sorted((c for c in report["changes"] if c["scope"] == scope and c["rows"]), key=lambda c: -(c["rate"] or 0)),
+                "fields": [f for f in report.fields if f.scope == scope],
+                "texts": [t for t in report.text if t.scope == scope],
+                "changes": sorted((c for c in report.changes if c.scope == scope and c.rows), key=lambda c: -(c.rate or 0)),
                 "resamples": resamples,
                 "bertscore": bertscore,
                 "pending": pending,
@@ -298,12 +279,12 @@ def adjudication_page(segment: str, request: Request, auth: Auth, show: str = "o
         data = _adjudication(session, seg)
         rows = data.rows
         if show != "all":
-            rows = [r for r in rows if not r["final"]["reviewed"]]
+            rows = [r for r in rows if not r.final.reviewed]
         labels = {f.name: f.label for f in FIELDS}
         media = adjudication_media(request, seg, rows)  # clip, subtitles and own-value choices per row
         listed = progress.segment_list(session, user)
-        at = next((i for i, s in enumerate(listed) if s["id"] == seg.key), -1) + 1
-        onward = next((s for s in listed[at:] + listed[:at] if s["ready_to_adjudicate"] and s["id"] != seg.key), None)
+        at = next((i for i, s in enumerate(listed) if s.id == seg.key), -1) + 1
+        onward = next((s for s in listed[at:] + listed[:at] if s.ready_to_adjudicate and s.id != seg.key), None)
         return render(
             request,
             "adjudicate.html",

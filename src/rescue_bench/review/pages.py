@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from rescue_bench import labels
 from rescue_bench.review import access, adjudication, edits, progress, ratings
-from rescue_bench.review.assets import row_number, subtitles, times_changed
+from rescue_bench.review.assets import RowText, row_number, subtitles, times_changed
 from rescue_bench.review.deps import AppState, Auth, AuthError, state
 from rescue_bench.review.errors import NotFound
 from rescue_bench.review.fields import FIELDS, LABEL_KINDS, SECTIONS, choices, compact, readable
@@ -52,19 +52,19 @@ def shown(name: str, value: Any) -> str:
     return compact(value)
 
 
-def diff_options(name: str, options: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
+def diff_options(name: str, options: list[adjudication.OptionOut]) -> list[list[tuple[str, str]]]:
     """Per option of a disputed field, its items as ``(text, status)``: a list field is compared item
     by item (``same``: every other option holds this item too; ``differs``: not), a scalar is one item."""
     if KINDS.get(name) not in ("list", "names", "ints"):
-        return [[(shown(name, o["value"]) if o["present"] else "(absent)", "differs")] for o in options]
-    lists = [[dumps(v) for v in o["value"]] if isinstance(o["value"], list) else [] for o in options]
+        return [[(shown(name, o.value) if o.present else "(absent)", "differs")] for o in options]
+    lists = [[dumps(v) for v in o.value] if isinstance(o.value, list) else [] for o in options]
     out = []
     for i, o in enumerate(options):
-        if not o["present"] or not isinstance(o["value"], list) or not o["value"]:
-            out.append([("(absent)" if not o["present"] else "(none)", "differs")])
+        if not o.present or not isinstance(o.value, list) or not o.value:
+            out.append([("(absent)" if not o.present else "(none)", "differs")])
             continue
         others = [set(items) for j, items in enumerate(lists) if j != i]
-        out.append([(shown(name, [v]), "same" if all(lists[i][k] in other for other in others) else "differs") for k, v in enumerate(o["value"])])
+        out.append([(shown(name, [v]), "same" if all(lists[i][k] in other for other in others) else "differs") for k, v in enumerate(o.value)])
     return out
 
 
@@ -152,7 +152,7 @@ def dashboard(request: Request, auth: Auth) -> Response:
                 "questionnaires": questionnaires,
                 "reveal": reveal,
                 "reveal_choices": access.REVEAL_CHOICES,
-                "independent": sum(1 for s in segments if s["mode"] == "independent"),
+                "independent": sum(1 for s in segments if s.mode == "independent"),
             },
         )
 
@@ -165,7 +165,7 @@ def segment_page(segment: str, request: Request, st: AppState, auth: Auth) -> Re
         rows = edits.segment_rows(session, user, seg, copy=copy)
         comments = edits.comments(session, seg, viewer=user)
         assigned = access.assignees(session, seg)
-        all_users = [u["username"] for u in _users(session)] if user.is_admin else []
+        all_users = _active_usernames(session) if user.is_admin else []
         manifest = st.assets.manifest(seg.sample_id)
         video = st.assets.video(seg.sample_id) is not None
         return render(
@@ -192,42 +192,42 @@ def next_segment(segment: str, auth: Auth) -> Response:
     neither done nor discarded, wrapping around; the dashboard when there is none."""
     with auth.read() as (session, user):
         listed = progress.segment_list(session, user)
-        keys = [s["id"] for s in listed]
+        keys = [s.id for s in listed]
         start = keys.index(segment) + 1 if segment in keys else 0
         for s in listed[start:] + listed[:start]:
-            if s["id"] == segment or s["status"] == "discarded" or s["reviewed"] >= s["rows"]:
+            if s.id == segment or s.status == "discarded" or s.reviewed >= s.rows:
                 continue
-            seg, copy = access.get_segment_and_copy(session, user, s["id"])
+            seg, copy = access.get_segment_and_copy(session, user, s.id)
             todo = next((r.position for r in edits.segment_rows(session, user, seg, copy=copy) if not r.reviewed), 1)
-            return RedirectResponse(f"/segments/{s['id']}/rows/{todo}", status_code=303)
+            return RedirectResponse(f"/segments/{s.id}/rows/{todo}", status_code=303)
         return RedirectResponse("/", status_code=303)
 
 
-def adjudication_media(request: Request, seg: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def adjudication_media(request: Request, seg: Any, rows: list[adjudication.RowComparisonOut]) -> dict[str, Any]:
     """What the adjudication page shows beside each row: whether the segment has a video and which rows
     have their own clip, each row's subtitles (with one row on each side), and the segment's choices
     for a value of the adjudicator's own."""
     st = state(request)
     manifest = st.assets.manifest(seg.sample_id).manifest
-    finals: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+    finals: list[RowText | None] = [None] * seg.row_count
     for r in rows:
-        if 1 <= r["row_index"] <= seg.row_count:
-            finals[r["row_index"] - 1] = r["final"]["row"]
-    clips = {r["row_index"]: st.assets.row_clip(seg.sample_id, row_number(r["final"]["row"], r["row_index"])) is not None for r in rows}
+        if 1 <= r.row_index <= seg.row_count:
+            finals[r.row_index - 1] = RowText.of(r.final.row)
+    clips = {r.row_index: st.assets.row_clip(seg.sample_id, row_number(r.final.row, r.row_index)) is not None for r in rows}
     return {
         "has_video": st.assets.video(seg.sample_id) is not None,
         "clips": clips,
-        "clip_numbers": {r["row_index"]: row_number(r["final"]["row"], r["row_index"]) for r in rows},
-        "row_subs": {r["row_index"]: subtitles(finals, r["row_index"], manifest, neighbours=1) for r in rows},
+        "clip_numbers": {r.row_index: row_number(r.final.row, r.row_index) for r in rows},
+        "row_subs": {r.row_index: subtitles(finals, r.row_index, manifest, neighbours=1) for r in rows},
         "choices": choices(seg.scenario, list(seg.participants)),
         "kinds": KINDS,
     }
 
 
-def _users(session: Any) -> list[dict[str, Any]]:
+def _active_usernames(session: Any) -> list[str]:
     from rescue_bench.review.users import list_users
 
-    return [u for u in list_users(session) if u["active"]]
+    return [u.username for u in list_users(session) if u.active]
 
 
 @router.get("/segments/{segment}/rows/{row_index}")
@@ -240,7 +240,7 @@ def row_page(segment: str, row_index: int, request: Request, st: AppState, auth:
             raise NotFound(f"segment has no row {row_index}")
         reach = range(row_index - SUBTITLE_NEIGHBOURS, row_index + SUBTITLE_NEIGHBOURS + 1)
         near = edits.segment_rows(session, user, seg, [p for p in reach if 1 <= p <= seg.row_count], copy=copy)
-        comments = [c for c in edits.comments(session, seg, viewer=user) if c["row"] in (None, row_index)]
+        comments = [c for c in edits.comments(session, seg, viewer=user) if c.row in (None, row_index)]
         mine = next(r for r in near if r.position == row_index)
         # a row never saved has no history (comments are listed on their own); an annotator of an
         # independent segment sees the history of their own copy only (the others' values are blind)
@@ -259,9 +259,9 @@ def row_page(segment: str, row_index: int, request: Request, st: AppState, auth:
         keyframe = st.assets.row_keyframe(seg.sample_id, number) is not None
         video = st.assets.video(seg.sample_id) is not None
         # subtitles of this row and its neighbours: a padded list so positions line up
-        rows_for_subs: list[dict[str, Any]] = [{} for _ in range(seg.row_count)]
+        rows_for_subs: list[RowText | None] = [None] * seg.row_count
         for pos, item in by_pos.items():
-            rows_for_subs[pos - 1] = item.row
+            rows_for_subs[pos - 1] = RowText.of(item.row)
         subs = subtitles(rows_for_subs, row_index, manifest.manifest, neighbours=SUBTITLE_NEIGHBOURS)
         form_html = _form_html(seg.scenario, tuple(seg.participants))
         known = {f.name for f in FIELDS}

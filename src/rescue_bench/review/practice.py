@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
@@ -89,6 +89,170 @@ SCORE_KEYS: tuple[str, ...] = (
     "steps",
 )
 """The metrics the page shows once an episode is over (never the per-step states or patterns)."""
+
+
+Number = int | float
+"""A number of a record, passed through as stored (an int stays an int in the JSON the API answers)."""
+
+
+class SimulatorSummary(BaseModel):
+    """Which simulator plays: its name, the model's name and sha256 (fitted), whether it is the smoke test."""
+
+    name: str
+    model: str | None
+    sha256: str | None
+    smoke_test: bool
+
+
+class StartSummary(BaseModel):
+    """A start of the catalogue as a person sees it."""
+
+    id: int
+    scenario: str
+    clients: list[str]
+    rows: int
+    horizon: int
+    simulator: SimulatorSummary
+
+
+class EpisodeSummary(BaseModel):
+    """One of a person's episodes in their list (``J``: the score once it is over)."""
+
+    id: int
+    start: int
+    steps: int
+    finished: bool
+    J: Number | None
+    simulator: str
+
+
+class ToneReading(BaseModel):
+    """How well the fitted model's reading of tone did on held-out sessions."""
+
+    balanced_accuracy: float | None
+    chance: float | None
+    rows: int
+    clips: int
+
+
+class Listening(BaseModel):
+    """What a simulator listens to (:func:`listening`); ``fitted_on`` / ``fitted_clips``: a fitted
+    model's only (left unset, and so out of the answer, for the scripted smoke test)."""
+
+    name: str
+    smoke_test: bool
+    group_words: list[str]
+    model: str | None
+    sha256: str | None
+    fitted_on: str | None = None
+    fitted_clips: int | None = None
+    reads_tone: bool
+    reads_label: bool
+    tone: ToneReading | None
+    tone_effect: dict[str, Number]
+
+
+class Heard(BaseModel):
+    """How the clients heard one of the person's turns (``wordless``: a turn with no words in it)."""
+
+    silent: bool
+    recipients: list[str]
+    affect: str | None
+    wordless: bool
+
+
+class TranscriptRow(BaseModel):
+    """One transcript row as the page shows it; ``heard``: set on the person's own turns only."""
+
+    row: int
+    speaker: str
+    to: list[str]
+    text: str
+    simulated: bool
+    you: bool
+    heard: Heard | None = None
+
+
+class Score(BaseModel):
+    """The metrics the page shows once an episode is over (:data:`SCORE_KEYS`), as the record holds them."""
+
+    J: Number | None
+    final_max_distress: Number | None
+    peak_max_distress: Number | None
+    initial_max_distress: Number | None
+    deescalated: bool | Number | None
+    neglect_hits: Number | None
+    neglect_turns: Number | None
+    group_turns: Number | None
+    left_out_hits: Number | None
+    left_out_steps: Number | None
+    attention_balance: Number | None
+    interventions: Number | None
+    steps: Number | None
+
+
+class PatternNote(BaseModel):
+    definition: str
+    value: Number
+
+
+class Debrief(BaseModel):
+    """A finished episode explained (:func:`debrief`)."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
+    J: Number | None
+    gamma: Number
+    lam: Number = Field(validation_alias=AliasChoices("lam", "lambda"), serialization_alias="lambda")
+    horizon: int
+    step_range: list[Number]
+    scale: list[Number]
+    worst: Number | None
+    optimum: Number | None
+    floor: Number | None
+    floor_policy: str | None
+    floor_words: str | None
+    floor_says: str | None
+    constant_policies: int
+    normalised: Number | None
+    normalised_note: str | None
+    steps: list[dict[str, Any]] = Field(description="the episode step by step (rescue_bench.sim.breakdown)")
+    patterns: dict[str, PatternNote]
+
+
+class EpisodeView(BaseModel):
+    """What a person sees of their episode (:func:`view`): never a role card or an annotation's text;
+    the hidden state only in the debrief, once the episode is over. Answered without the fields left
+    unset (``response_model_exclude_unset``): a turn's ``heard`` is on the person's own turns only."""
+
+    id: int
+    scenario: str
+    clients: list[str]
+    group: Any
+    horizon: int
+    step: int
+    done: bool
+    simulator: Listening = Field(description="what the simulator listens to (practice.listening)")
+    transcript: list[TranscriptRow] = Field(description="rows so far; each of your turns with `heard`: how the clients heard it")
+    targets: list[str]
+    strategies: list[str]
+    strategy_help: dict[str, str]
+    score: Score | None
+    debrief: Debrief | None = Field(description="once the episode is over: the scale, floor, optimum and the steps (practice.debrief)")
+
+    def page_data(self) -> dict[str, Any]:
+        """The view as the page embeds it (the JSON the API answers)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A person's choice at one step, stored in the episode's ``actions`` (JSON) as these four keys."""
+
+    speak: bool
+    whom: str | None = None
+    how: str | None = None
+    turn: str | None = None
 
 
 class BadStoredOptions(ReviewError):
@@ -159,7 +323,7 @@ def repair_start(session: Session, row: PracticeStart, options: SimOptions) -> i
     for episode, username in session.execute(
         select(PracticeEpisode, User.username).join(User, User.id == PracticeEpisode.user_id).where(PracticeEpisode.start_id == row.id, PracticeEpisode.finished.is_(True))
     ):
-        after = replay(start, fixed, agent_name(username), json.loads(episode.actions), simulator_of(session, episode.simulator, episode.model_sha256))
+        after = replay(start, fixed, agent_name(username), stored_actions(episode.actions), simulator_of(session, episode.simulator, episode.model_sha256))
         episode.record = json.dumps(after.record(), ensure_ascii=False)
         rescored += 1
     return rescored
@@ -244,39 +408,38 @@ def import_starts(
     return Imported(added, skipped, switched, repaired, simulator, sha)
 
 
-def _simulator_summary(session: Session, name: str, sha: str | None) -> dict[str, Any]:
-    """Which simulator plays: its name, the model's name and sha256 (fitted), whether it is the smoke test."""
+def _simulator_summary(session: Session, name: str, sha: str | None) -> SimulatorSummary:
     model = session.get(PracticeModel, sha) if sha else None
-    return {"name": name, "model": model.name if model else None, "sha256": sha, "smoke_test": name == SCRIPTED}
+    return SimulatorSummary(name=name, model=model.name if model else None, sha256=sha, smoke_test=name == SCRIPTED)
 
 
-def _start_summary(session: Session, row: PracticeStart, options: SimOptions) -> dict[str, Any]:
+def _start_summary(session: Session, row: PracticeStart, options: SimOptions) -> StartSummary:
     start = EpisodeStart.model_validate_json(row.start)
-    return {
-        "id": row.id,
-        "scenario": row.scenario,
-        "clients": start.clients,
-        "rows": len(start.transcript),
-        "horizon": options.horizon,
-        "simulator": _simulator_summary(session, row.simulator, row.model_sha256),
-    }
+    return StartSummary(
+        id=row.id,
+        scenario=row.scenario,
+        clients=start.clients,
+        rows=len(start.transcript),
+        horizon=options.horizon,
+        simulator=_simulator_summary(session, row.simulator, row.model_sha256),
+    )
 
 
-def list_starts(session: Session) -> list[dict[str, Any]]:
+def list_starts(session: Session) -> list[StartSummary]:
     """The catalogue as a person may see it: scenario, clients, transcript length, horizon, simulator
     (a start whose stored options this version refuses is left out until it is repaired)."""
     rows = session.scalars(select(PracticeStart).order_by(PracticeStart.id))
     return [_start_summary(session, r, options) for r in rows if (options := _problem(r.options)[0]) is not None]
 
 
-def my_episodes(session: Session, user: User) -> list[dict[str, Any]]:
+def my_episodes(session: Session, user: User) -> list[EpisodeSummary]:
     rows = session.scalars(select(PracticeEpisode).where(PracticeEpisode.user_id == user.id).order_by(PracticeEpisode.id.desc()))
     out = []
     for e in rows:
         score = json.loads(e.record)["metrics"]["J"] if e.record else None
         if not isinstance(score, (int, float)) or not math.isfinite(score):
             score = None  # a record scored under refused options, until it is repaired
-        out.append({"id": e.id, "start": e.start_id, "steps": e.steps, "finished": e.finished, "J": score, "simulator": e.simulator})
+        out.append(EpisodeSummary(id=e.id, start=e.start_id, steps=e.steps, finished=e.finished, J=score, simulator=e.simulator))
     return out
 
 
@@ -289,13 +452,23 @@ def agent_name(username: str) -> str:
     return HUMAN_PREFIX + username
 
 
-def chain_answers(action: dict[str, Any]) -> dict[str, str]:
+def chain_answers(action: Action) -> dict[str, str]:
     """A person's action as the chain's answers, in the JSON an agent writes (``CONTRACT``)."""
     return {
-        "when": json.dumps({"answer": "yes" if action["speak"] else "no"}),
-        "whom_how": json.dumps({"target": action["whom"], "strategy": action["how"]}),
-        "turn": json.dumps({"turn": action["turn"]}),
+        "when": json.dumps({"answer": "yes" if action.speak else "no"}),
+        "whom_how": json.dumps({"target": action.whom, "strategy": action.how}),
+        "turn": json.dumps({"turn": action.turn}),
     }
+
+
+def stored_actions(text: str) -> list[Action]:
+    """An episode's ``actions`` column (a JSON list of ``{speak, whom, how, turn}``) as actions."""
+    return [Action(a["speak"], a["whom"], a["how"], a["turn"]) for a in json.loads(text)]
+
+
+def actions_json(actions: Sequence[Action]) -> str:
+    """The ``actions`` column of ``actions``."""
+    return json.dumps([{"speak": a.speak, "whom": a.whom, "how": a.how, "turn": a.turn} for a in actions], ensure_ascii=False)
 
 
 _FITTED: dict[str, Fitted] = {}
@@ -321,7 +494,7 @@ def simulator_of(session: Session, name: str, sha: str | None) -> OfflineSimulat
     return _FITTED[sha]
 
 
-def replay(start: EpisodeStart, options: SimOptions, agent: str, actions: Sequence[dict[str, Any]], simulator: OfflineSimulator) -> Episode:
+def replay(start: EpisodeStart, options: SimOptions, agent: str, actions: Sequence[Action], simulator: OfflineSimulator) -> Episode:
     """The episode after ``actions``: each one answers its step's chain requests, then the offline
     ``simulator`` (the episode's own) answers inside the episode. Deterministic: the same actions
     give the same episode."""
@@ -351,22 +524,22 @@ def _loaded(session: Session, row: PracticeEpisode, start_row: PracticeStart, us
     start = EpisodeStart.model_validate_json(start_row.start)
     options = stored_options(start_row)
     sim = simulator_of(session, row.simulator, row.model_sha256)
-    return start, options, replay(start, options, agent_name(user.username), json.loads(row.actions), sim)
+    return start, options, replay(start, options, agent_name(user.username), stored_actions(row.actions), sim)
 
 
-def _row(view: Any, n_start: int, position: int) -> dict[str, Any]:
+def _row(view: Any, n_start: int, position: int) -> TranscriptRow:
     """One transcript row as the page shows it: what the dialogue cue mode gives an agent."""
-    return {
-        "row": position,
-        "speaker": view.speaker,
-        "to": list(view.target),
-        "text": view.text,
-        "simulated": position > n_start,
-        "you": position > n_start and view.speaker == THERAPIST,
-    }
+    return TranscriptRow(
+        row=position,
+        speaker=view.speaker,
+        to=list(view.target),
+        text=view.text,
+        simulated=position > n_start,
+        you=position > n_start and view.speaker == THERAPIST,
+    )
 
 
-def view(session: Session, user: User, episode_id: int) -> dict[str, Any]:
+def view(session: Session, user: User, episode_id: int) -> EpisodeView:
     """What the person sees of their episode: what the simulator listens to, the transcript so far
     (each of their turns with how the clients heard it) and the choices of the next step; once it is
     over, the score and the debrief. Never a card or an annotation's text; the hidden state only in
@@ -376,71 +549,73 @@ def view(session: Session, user: User, episode_id: int) -> dict[str, Any]:
     return _view(row, start, options, episode, json.loads(row.record) if row.record else None)
 
 
-def listening(sim: OfflineSimulator) -> dict[str, Any]:
+def listening(sim: OfflineSimulator) -> Listening:
     """What ``sim`` listens to, for the page to say before the first step: whom the words reach
     (always: the chosen target and every client they name), their tone (``reads_tone``: the fitted
     model's affect reading, when it beat chance on held-out sessions; how well, and what each tone
     does to an addressed client's intensity per step), the declared strategy label (``reads_label``:
     the scripted smoke test only)."""
-    out: dict[str, Any] = {"name": sim.name, "smoke_test": sim.name == SCRIPTED, "group_words": list(GROUP_WORDS[:4])}
+    name, smoke_test, group_words = sim.name, sim.name == SCRIPTED, list(GROUP_WORDS[:4])
     if not isinstance(sim, Fitted):
-        return {**out, "model": None, "sha256": None, "reads_tone": False, "reads_label": True, "tone": None, "tone_effect": {}}
+        return Listening(
+            name=name, smoke_test=smoke_test, group_words=group_words, model=None, sha256=None, reads_tone=False, reads_label=True, tone=None, tone_effect={}
+        )
     m = sim.model
     tone = next((r for r in m.readings if r.reading == "affect"), None)
     described = sim.describe()
-    return {
-        **out,
-        "model": described["model"],
-        "sha256": described["sha256"],
-        "fitted_on": m.source.name,
-        "fitted_clips": len(m.source.clips),
-        "reads_tone": m.affect_used,
-        "reads_label": False,
-        "tone": None if tone is None else {
-            "balanced_accuracy": tone.balanced_accuracy, "chance": tone.chance, "rows": tone.rows, "clips": tone.clips,
-        },
-        "tone_effect": {a: m.intensity[f"affect|{a}"].value for a in ("warm", "hostile") if f"affect|{a}" in m.intensity},
-    }
+    return Listening(
+        name=name,
+        smoke_test=smoke_test,
+        group_words=group_words,
+        model=described["model"],
+        sha256=described["sha256"],
+        fitted_on=m.source.name,
+        fitted_clips=len(m.source.clips),
+        reads_tone=m.affect_used,
+        reads_label=False,
+        tone=None if tone is None else ToneReading(balanced_accuracy=tone.balanced_accuracy, chance=tone.chance, rows=tone.rows, clips=tone.clips),
+        tone_effect={a: m.intensity[f"affect|{a}"].value for a in ("warm", "hostile") if f"affect|{a}" in m.intensity},
+    )
 
 
-def _heard(step: dict[str, Any]) -> dict[str, Any]:
-    """How the clients heard one of the person's turns: to whom, in which tone, or as silence
-    (``wordless``: a turn with no words in it)."""
+def _heard(step: dict[str, Any]) -> Heard:
+    """How the clients heard one of the person's turns (a step of the episode's record): to whom, in
+    which tone, or as silence (``wordless``: a turn with no words in it)."""
     heard = step["heard"]
-    return {"silent": heard["silent"], "recipients": heard["recipients"], "affect": heard["affect"], "wordless": bool(heard["silent"])}
+    return Heard(silent=heard["silent"], recipients=heard["recipients"], affect=heard["affect"], wordless=bool(heard["silent"]))
 
 
-def _view(row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episode: Episode, record: dict[str, Any] | None) -> dict[str, Any]:
+def _view(row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episode: Episode, record: dict[str, Any] | None) -> EpisodeView:
     point = episode.live_point()
     n = len(start.transcript)
     transcript = [_row(v, n, i + 1) for i, v in enumerate(episode.transcript)]
     spoken = iter([st for st in episode.steps if st["action"]["intervened"]])
     for r in transcript:
-        if r["you"]:
-            r["heard"] = _heard(next(spoken))  # each turn of theirs is one step they spoke at, in order
+        if r.you:
+            r.heard = _heard(next(spoken))  # each turn of theirs is one step they spoke at, in order
     sim = episode.offline
     assert sim is not None
-    out: dict[str, Any] = {
-        "id": row.id,
-        "scenario": start.scenario,
-        "clients": start.clients,
-        "group": start.group,
-        "horizon": options.horizon,
-        "step": len(episode.steps) + (0 if episode.done else 1),
-        "done": episode.done,
-        "simulator": listening(sim),
-        "transcript": transcript,
-        "targets": [] if episode.done else list(point.targets),
-        "strategies": [] if episode.done else list(point.strategies),
-        "strategy_help": {} if episode.done else {s: STRATEGIES[start.scenario].get(s, "") for s in point.strategies},
-        "score": None,
-        "debrief": None,
-    }
+    score = debriefed = None
     if episode.done:
         record = record or episode.record()
-        out["score"] = {k: record["metrics"][k] for k in SCORE_KEYS}
-        out["debrief"] = debrief(record)
-    return out
+        score = Score(**{k: record["metrics"][k] for k in SCORE_KEYS})
+        debriefed = debrief(record)
+    return EpisodeView(
+        id=row.id,
+        scenario=start.scenario,
+        clients=start.clients,
+        group=start.group,
+        horizon=options.horizon,
+        step=len(episode.steps) + (0 if episode.done else 1),
+        done=episode.done,
+        simulator=listening(sim),
+        transcript=transcript,
+        targets=[] if episode.done else list(point.targets),
+        strategies=[] if episode.done else list(point.strategies),
+        strategy_help={} if episode.done else {s: STRATEGIES[start.scenario].get(s, "") for s in point.strategies},
+        score=score,
+        debrief=debriefed,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -467,7 +642,7 @@ def _floor_says(policy: str, clients: Sequence[str], group: str) -> str | None:
     return policy_action(policy, 1, clients, group)["turn"]
 
 
-def debrief(record: dict[str, Any]) -> dict[str, Any]:
+def debrief(record: dict[str, Any]) -> Debrief:
     """A finished episode explained (see the module doc): the scale of J, this episode's range
     (the worst and the best any sequence of moves reaches), its floor (the best constant policy, in
     words) and optimum, the normalised score, and the steps (:func:`rescue_bench.sim.breakdown`).
@@ -492,25 +667,25 @@ def debrief(record: dict[str, Any]) -> dict[str, Any]:
     steps = breakdown(record)
     seen = [p for st in steps for p in (st["pattern_before"], st["pattern_after"]) if p]
     definitions = PATTERNS.get(record["scenario"], {})
-    return {
-        "J": J,
-        "gamma": gamma,
-        "lambda": lam,
-        "horizon": horizon,
-        "step_range": [-(1 + lam), 1.0],
-        "scale": [-(1 + lam) * discount, discount],
-        "worst": worst,
-        "optimum": optimum,
-        "floor": floor,
-        "floor_policy": ref.get("floor_policy"),
-        "floor_words": policy_words(ref["floor_policy"], clients, group) if ref.get("floor_policy") else None,
-        "floor_says": _floor_says(ref["floor_policy"], clients, group) if ref.get("floor_policy") else None,
-        "constant_policies": len(ref.get("constant") or {}),
-        "normalised": normalised,
-        "normalised_note": why,
-        "steps": steps,
-        "patterns": {p: {"definition": definitions.get(p, ""), "value": PATTERN_VALUE.get(p, 0.0)} for p in dict.fromkeys(seen)},
-    }
+    return Debrief(
+        J=J,
+        gamma=gamma,
+        lam=lam,
+        horizon=horizon,
+        step_range=[-(1 + lam), 1.0],
+        scale=[-(1 + lam) * discount, discount],
+        worst=worst,
+        optimum=optimum,
+        floor=floor,
+        floor_policy=ref.get("floor_policy"),
+        floor_words=policy_words(ref["floor_policy"], clients, group) if ref.get("floor_policy") else None,
+        floor_says=_floor_says(ref["floor_policy"], clients, group) if ref.get("floor_policy") else None,
+        constant_policies=len(ref.get("constant") or {}),
+        normalised=normalised,
+        normalised_note=why,
+        steps=steps,
+        patterns={p: PatternNote(definition=definitions.get(p, ""), value=PATTERN_VALUE.get(p, 0.0)) for p in dict.fromkeys(seen)},
+    )
 
 
 def create(session: Session, user: User, start_id: int) -> int:
@@ -527,9 +702,9 @@ def create(session: Session, user: User, start_id: int) -> int:
     return episode.id
 
 
-def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, targets: Sequence[str], strategies: Sequence[str]) -> dict[str, Any]:
+def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, targets: Sequence[str], strategies: Sequence[str]) -> Action:
     if not speak:
-        return {"speak": False, "whom": None, "how": None, "turn": None}
+        return Action(False)
     if whom not in targets:
         raise Invalid(f"whom must be one of: {', '.join(targets)}", "whom")
     if how not in strategies:
@@ -539,13 +714,13 @@ def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, ta
         raise Invalid("write what you say (the turn is empty)", "turn")
     if len(text) > MAX_TURN_CHARS:
         raise Invalid(f"the turn is longer than {MAX_TURN_CHARS} characters", "turn")
-    return {"speak": True, "whom": whom, "how": how, "turn": text}
+    return Action(True, whom, how, text)
 
 
 def act(
     session: Session, user: User, episode_id: int, step: int, *, speak: bool,
     whom: str | None = None, how: str | None = None, turn: str | None = None,
-) -> dict[str, Any]:
+) -> EpisodeView:
     """Take step ``step`` (1-based: the step the page showed); returns the new view.
 
     A step that is not the next one (a second tab, a double click) is refused with 409 and the
@@ -556,7 +731,7 @@ def act(
         raise StepTaken()
     point = episode.live_point()
     action = _action(speak, whom, how, turn, point.targets, point.strategies)
-    actions = [*json.loads(row.actions), action]
+    actions = [*stored_actions(row.actions), action]
     assert episode.offline is not None
     after = replay(start, options, agent_name(user.username), actions, episode.offline)
     finished = after.record() if after.done else None
@@ -564,7 +739,7 @@ def act(
     changed = cast(CursorResult[Any], session.execute(
         update(PracticeEpisode)
         .where(PracticeEpisode.id == row.id, PracticeEpisode.steps == row.steps)
-        .values(actions=json.dumps(actions, ensure_ascii=False), steps=row.steps + 1, finished=after.done, record=record, updated_at=utcnow())
+        .values(actions=actions_json(actions), steps=row.steps + 1, finished=after.done, record=record, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )).rowcount
     if changed != 1:
@@ -577,11 +752,12 @@ def act(
 # ------------------------------------------------------------------------------------------------
 
 
-def audit_export(session: Session, by_user: dict[str, list[dict[str, Any]]]) -> None:
+def audit_export(session: Session, episodes: dict[str, int]) -> None:
     """An ``export`` entry in the audit log for each person whose practice episodes were taken out
-    (people's own performance, accounted for like any export of annotations)."""
-    for name, records in by_user.items():
-        session.add(AuditEntry(at=utcnow(), user_id=None, action="export", note=f"practice: {len(records)} episode(s) of {agent_name(name)}"))
+    (``episodes``: username -> how many; people's own performance, accounted for like any export of
+    annotations)."""
+    for name, count in episodes.items():
+        session.add(AuditEntry(at=utcnow(), user_id=None, action="export", note=f"practice: {count} episode(s) of {agent_name(name)}"))
 
 
 def finished_records(session: Session, username: str | None = None, simulator: str | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -11,7 +11,7 @@ state only in the debrief.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
@@ -41,29 +41,9 @@ class StepIn(BaseModel):
     turn: str | None = Field(None, max_length=practice.MAX_TURN_CHARS * 2, description="what you say")
 
 
-class EpisodeView(BaseModel):
-    """What a person sees of their episode (:func:`rescue_bench.review.practice.view`): never a role
-    card or an annotation's text; the hidden state only in the debrief, once the episode is over."""
-
-    id: int
-    scenario: str
-    clients: list[str]
-    group: Any
-    horizon: int
-    step: int
-    done: bool
-    simulator: dict[str, Any] = Field(description="what the simulator listens to (practice.listening)")
-    transcript: list[dict[str, Any]] = Field(description="rows so far; each of your turns with `heard`: how the clients heard it")
-    targets: list[str]
-    strategies: list[str]
-    strategy_help: dict[str, str]
-    score: dict[str, Any] | None
-    debrief: dict[str, Any] | None = Field(description="once the episode is over: the scale, floor, optimum and the steps (practice.debrief)")
-
-
 class CatalogueOut(BaseModel):
-    starts: list[dict[str, Any]] = Field(description="id, scenario, clients, rows, horizon, simulator")
-    episodes: list[dict[str, Any]] = Field(description="your episodes: id, start, steps, finished, J, simulator")
+    starts: list[practice.StartSummary] = Field(description="id, scenario, clients, rows, horizon, simulator")
+    episodes: list[practice.EpisodeSummary] = Field(description="your episodes: id, start, steps, finished, J, simulator")
 
 
 @api.get("")
@@ -73,26 +53,27 @@ def catalogue(auth: Auth) -> CatalogueOut:
         return CatalogueOut(starts=practice.list_starts(session), episodes=practice.my_episodes(session, user))
 
 
-@api.post("/episodes", status_code=201)
-def new_episode(body: NewEpisodeIn, auth: Auth) -> EpisodeView:
+# a view's unset fields are left out of the answer (a transcript row's `heard`: the person's turns only)
+@api.post("/episodes", status_code=201, response_model_exclude_unset=True)
+def new_episode(body: NewEpisodeIn, auth: Auth) -> practice.EpisodeView:
     """Start a new episode at a catalogue start; returns its first view."""
     with auth.write() as (session, user):
         episode_id = practice.create(session, user, body.start)
-        return EpisodeView(**practice.view(session, user, episode_id))
+        return practice.view(session, user, episode_id)
 
 
-@api.get("/episodes/{episode_id}")
-def get_episode(episode_id: EpisodeId, auth: Auth) -> EpisodeView:
+@api.get("/episodes/{episode_id}", response_model_exclude_unset=True)
+def get_episode(episode_id: EpisodeId, auth: Auth) -> practice.EpisodeView:
     """Your episode: the transcript so far, the next step's choices, the score once it is over."""
     with auth.read() as (session, user):
-        return EpisodeView(**practice.view(session, user, episode_id))
+        return practice.view(session, user, episode_id)
 
 
-@api.post("/episodes/{episode_id}/steps")
-def take_step(episode_id: EpisodeId, body: StepIn, auth: Auth) -> EpisodeView:
+@api.post("/episodes/{episode_id}/steps", response_model_exclude_unset=True)
+def take_step(episode_id: EpisodeId, body: StepIn, auth: Auth) -> practice.EpisodeView:
     """Take the next step: keep listening, or speak to someone with a strategy; the clients answer."""
     with auth.write() as (session, user):
-        return EpisodeView(**practice.act(session, user, episode_id, body.step, speak=body.speak, whom=body.whom, how=body.how, turn=body.turn))
+        return practice.act(session, user, episode_id, body.step, speak=body.speak, whom=body.whom, how=body.how, turn=body.turn)
 
 
 @pages.get("/practice")
@@ -106,5 +87,5 @@ def practice_page(request: Request, auth: Auth) -> Response:
 @pages.get("/practice/{episode_id}")
 def episode_page(episode_id: EpisodeId, request: Request, auth: Auth) -> Response:
     with auth.read() as (session, user):
-        view = practice.view(session, user, episode_id)
+        view = practice.view(session, user, episode_id).page_data()
         return render(request, "practice_episode.html", {"user": user, "view": view})

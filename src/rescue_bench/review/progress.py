@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
+from pydantic import BaseModel, Field
 from sqlalchemy import and_, case, distinct, func, select
 from sqlalchemy.orm import Session
 
@@ -211,9 +211,78 @@ def _canonical(text: str | None) -> str:
     return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
 
 
-def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
-    """The segments ``user`` may see: ``{key, segment_id, scenario, rows, reviewed, edited, comments,
-    status, progress, mode, assignees, copies, ready_to_adjudicate}`` in import order.
+class CountsOut(BaseModel):
+    """Rows of a copy by state (Argilla's queues): submitted, draft (saved, not submitted), skipped, discarded, pending."""
+
+    rows: int
+    submitted: int
+    draft: int
+    skipped: int
+    discarded: int
+    pending: int
+
+
+class CopyCounts(BaseModel):
+    """An annotator copy of an independent segment in the admins' segment list."""
+
+    user: str | None
+    status: str
+    status_reason: str | None
+    reviewed: int = 0
+    edited: int = 0
+
+
+class SegmentOut(BaseModel):
+    """A segment in the list (:func:`segment_list`)."""
+
+    id: str = Field(description="opaque, URL-safe segment id")
+    segment_id: str = Field(description="the clip's sample_id")
+    scenario: str
+    rows: int
+    reviewed: int
+    edited: int
+    comments: int
+    status: str = Field(description="open | discarded")
+    progress: str = Field(description="pending (nothing saved yet) | in_progress | to_adjudicate (admins: every copy done) | done | discarded")
+    status_reason: str | None = None
+    mode: str = Field(default="shared", description="shared (one copy) | independent (a copy per annotator; admins' counts are of adjudicated rows)")
+    assignees: list[str] | None = Field(default=None, description="admins only")
+    copies: list[CopyCounts] | None = Field(default=None, description="admins, independent segments: each annotator copy's user, reviewed, edited, status, status_reason")
+    ready_to_adjudicate: bool = Field(default=False, description="admins: every annotator reviewed every row of their copy, and rows await adjudication")
+
+
+class Figures(BaseModel):
+    """The dashboard's totals (:func:`figures`)."""
+
+    files: int
+    segments: int
+    segments_done: int
+    segments_commented: int
+    segments_discarded: int
+    rows: int
+    rows_reviewed: int
+    rows_remaining: int
+    rows_edited: int
+
+
+class AnnotatorActivity(BaseModel):
+    """One person's work (:func:`per_annotator`); ``progress`` (:func:`with_progress`): the rows of the copies they edit, by state."""
+
+    username: str
+    role: str
+    active: bool
+    segments: int
+    rows: int
+    rows_reviewed: int
+    reviewed_by_them: int
+    edits: int
+    comments: int
+    discards: int
+    progress: CountsOut | None = None
+
+
+def segment_list(session: Session, user: User) -> list[SegmentOut]:
+    """The segments ``user`` may see, in import order.
 
     Counts, status and comments are of the copy the user edits, so nothing of another annotator's
     blind copy shows (their comments are not counted, their discard is not shown). For admins the
@@ -231,7 +300,7 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
         return []
     copy_ids = copy_ids_for(session, user, segments)  # the copy each segment is counted in
     independent = [s.id for s in segments if s.review_mode == "independent"]
-    copies: dict[int, list[dict[str, Any]]] = {}
+    copies: dict[int, list[tuple[int, CopyCounts]]] = {}
     own_status: dict[int, tuple[str, str | None]] = {}
     wanted = set(copy_ids.values())
     if independent:
@@ -246,7 +315,7 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
             if copy_ids.get(sid) == cid:
                 own_status[sid] = (status, reason)
             if user.is_admin:
-                copies.setdefault(sid, []).append({"id": cid, "user": owner, "status": status, "status_reason": reason})
+                copies.setdefault(sid, []).append((cid, CopyCounts(user=owner, status=status, status_reason=reason)))
                 wanted.add(cid)
     counts = {
         cid: (int(reviewed or 0), int(edited or 0))
@@ -281,66 +350,66 @@ def segment_list(session: Session, user: User) -> list[dict[str, Any]]:
     for s in segments:
         reviewed, edited = counts.get(copy_ids[s.id], (0, 0))
         status, reason = (s.status, s.status_reason) if s.status == "discarded" else own_status.get(s.id, (s.status, s.status_reason))
-        mine = copies.get(s.id, [])
-        for c in mine:
-            c["reviewed"], c["edited"] = counts.get(c.pop("id"), (0, 0))
-        ready = bool(mine) and status == "open" and reviewed < s.row_count and all(c["reviewed"] >= s.row_count for c in mine)
+        mine = [c for _, c in copies.get(s.id, [])]
+        for cid, c in copies.get(s.id, []):
+            c.reviewed, c.edited = counts.get(cid, (0, 0))
+        ready = bool(mine) and status == "open" and reviewed < s.row_count and all(c.reviewed >= s.row_count for c in mine)
         if status == "discarded":
             progress = "discarded"
         elif reviewed >= s.row_count:
             progress = "done"
         elif ready:
             progress = "to_adjudicate"
-        elif reviewed or edited or any(c["reviewed"] or c["edited"] for c in mine):
+        elif reviewed or edited or any(c.reviewed or c.edited for c in mine):
             progress = "in_progress"
         else:
             progress = "pending"
         out.append(
-            {
-                "id": s.key,
-                "segment_id": s.sample_id,
-                "scenario": s.scenario,
-                "rows": s.row_count,
-                "reviewed": int(reviewed),
-                "edited": int(edited),
-                "comments": int(n_comments.get(s.id, 0)),
-                "status": status,
-                "progress": progress,
-                "status_reason": reason,
-                "mode": s.review_mode,
-                "assignees": people.get(s.id, []) if user.is_admin else None,
-                "copies": mine if user.is_admin and s.review_mode == "independent" else None,
-                "ready_to_adjudicate": ready,
-            }
+            SegmentOut(
+                id=s.key,
+                segment_id=s.sample_id,
+                scenario=s.scenario,
+                rows=s.row_count,
+                reviewed=int(reviewed),
+                edited=int(edited),
+                comments=int(n_comments.get(s.id, 0)),
+                status=status,
+                progress=progress,
+                status_reason=reason,
+                mode=s.review_mode,
+                assignees=people.get(s.id, []) if user.is_admin else None,
+                copies=mine if user.is_admin and s.review_mode == "independent" else None,
+                ready_to_adjudicate=ready,
+            )
         )
     return out
 
 
-def figures(session: Session, user: User, segs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def figures(session: Session, user: User, segs: list[SegmentOut] | None = None) -> Figures:
     """The dashboard's totals over what ``user`` may see (everything for admins); ``segs``: their
     :func:`segment_list` when the caller has it."""
     segs = segment_list(session, user) if segs is None else segs
-    open_segs = [s for s in segs if s["status"] != "discarded"]
-    rows = sum(s["rows"] for s in open_segs)
-    reviewed = sum(s["reviewed"] for s in open_segs)
+    open_segs = [s for s in segs if s.status != "discarded"]
+    rows = sum(s.rows for s in open_segs)
+    reviewed = sum(s.reviewed for s in open_segs)
     if user.is_admin:
         files = session.scalar(select(func.count()).select_from(ImportBatch).where(ImportBatch.segments > 0)) or 0
     else:
         files = len({s for s in session.scalars(select(Segment.import_id).join(Assignment, Assignment.segment_id == Segment.id).where(Assignment.user_id == user.id))})
-    return {
-        "files": int(files),
-        "segments": len(segs),
-        "segments_done": sum(1 for s in open_segs if s["progress"] == "done"),
-        "segments_commented": sum(1 for s in segs if s["comments"]),
-        "segments_discarded": sum(1 for s in segs if s["status"] == "discarded"),
-        "rows": rows,
-        "rows_reviewed": reviewed,
-        "rows_remaining": rows - reviewed,
-        "rows_edited": sum(s["edited"] for s in open_segs),
-    }
+    return Figures(
+        files=int(files),
+        segments=len(segs),
+        segments_done=sum(1 for s in open_segs if s.progress == "done"),
+        segments_commented=sum(1 for s in segs if s.comments),
+        segments_discarded=sum(1 for s in segs if s.status == "discarded"),
+        rows=rows,
+        rows_reviewed=reviewed,
+        rows_remaining=rows - reviewed,
+        rows_edited=sum(s.edited for s in open_segs),
+    )
 
 
-def per_annotator(session: Session) -> list[dict[str, Any]]:
+def per_annotator(session: Session) -> list[AnnotatorActivity]:
     """Per user: assigned segments and rows, rows reviewed in them, rows they marked reviewed, field
     edits and comments they made (admins' own work included when they have any)."""
     users = session.scalars(select(User).order_by(User.username)).all()
@@ -372,24 +441,24 @@ def per_annotator(session: Session) -> list[dict[str, Any]]:
     out = []
     for u in users:
         n_seg, n_rows = assigned.get(u.id, (0, 0))
-        entry = {
-            "username": u.username,
-            "role": u.role,
-            "active": u.active,
-            "segments": int(n_seg),
-            "rows": int(n_rows),
-            "rows_reviewed": int(reviewed_in_assigned.get(u.id, 0)),
-            "reviewed_by_them": int(marked.get(u.id, 0)),
-            "edits": int(actions.get((u.id, "edit"), 0)),
-            "comments": int(actions.get((u.id, "comment"), 0)),
-            "discards": int(actions.get((u.id, "discard"), 0)),
-        }
-        if u.role == "annotator" or any(entry[k] for k in ("segments", "reviewed_by_them", "edits", "comments")):
+        entry = AnnotatorActivity(
+            username=u.username,
+            role=u.role,
+            active=u.active,
+            segments=int(n_seg),
+            rows=int(n_rows),
+            rows_reviewed=int(reviewed_in_assigned.get(u.id, 0)),
+            reviewed_by_them=int(marked.get(u.id, 0)),
+            edits=int(actions.get((u.id, "edit"), 0)),
+            comments=int(actions.get((u.id, "comment"), 0)),
+            discards=int(actions.get((u.id, "discard"), 0)),
+        )
+        if u.role == "annotator" or entry.segments or entry.reviewed_by_them or entry.edits or entry.comments:
             out.append(entry)
     return out
 
 
-def with_progress(annotators: list[dict[str, Any]], ov: Overview) -> list[dict[str, Any]]:
+def with_progress(annotators: list[AnnotatorActivity], ov: Overview) -> list[AnnotatorActivity]:
     """:func:`per_annotator`'s entries with ``progress``: the rows of the copies each one edits by
     state (:class:`Counts`)."""
-    return [{**a, "progress": ov.annotators.get(a["username"], Counts()).to_json()} for a in annotators]
+    return [a.model_copy(update={"progress": CountsOut(**ov.annotators.get(a.username, Counts()).to_json())}) for a in annotators]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -28,8 +27,6 @@ api = APIRouter(prefix="/api", tags=["rating questionnaire"])
 pages = APIRouter(include_in_schema=False)
 
 
-
-
 class QuestionnaireIn(BaseModel):
     name: str = Field(min_length=1, max_length=200, description="the set's name (shown to admins only)")
     file_name: str = Field("sample.csv", max_length=200, description="the uploaded file's name (for messages and the audit)")
@@ -42,51 +39,17 @@ class RateIn(BaseModel):
     note: str | None = Field(None, max_length=ratings.MAX_NOTE, description="optional remark")
 
 
-class RatingSetOut(BaseModel):
-    id: str
-    title: str
-    items: int
-    rated: int = Field(description="items you rated")
-    rater: bool = Field(description="you rate this questionnaire")
-    name: str | None = Field(None, description="admins only: the set's name")
-    file: str | None = Field(None, description="admins only: the sample file's name")
-    raters: dict[str, int] | None = Field(None, description="admins only: items rated per rater")
-
-
 class CreatedSetOut(BaseModel):
     id: str
     items: int
     raters: list[str]
 
 
-class ItemOut(BaseModel):
-    """A rater's item payload: exactly :data:`rescue_bench.review.ratings.ITEM_KEYS` (a test checks
-    it), never the judge's score or the model's name."""
-
-    set: str
-    title: str
-    position: int
-    items: int
-    task: str
-    task_name: str
-    scenario: str
-    clip: str
-    row: Any
-    rubric: str
-    anchors: list[dict[str, Any]]
-    reference: str
-    answer: str
-    score: int | None
-    note: str | None
-    rated: int
-    next_unrated: int | None
-
-
 @api.get("/ratings", response_model_exclude_unset=True)
-def list_sets(auth: Auth) -> list[RatingSetOut]:
+def list_sets(auth: Auth) -> list[ratings.RatingSetOut]:
     """The questionnaires you rate, with your progress (admins: every set, with its name and every rater's progress)."""
     with auth.read() as (session, user):
-        return [RatingSetOut(**s) for s in ratings.sets_for(session, user)]
+        return ratings.sets_for(session, user)
 
 
 @api.post("/ratings", status_code=201, responses={422: {"description": "a bad sample (file and line named) or an unknown rater"}})
@@ -116,19 +79,19 @@ def create_set(body: QuestionnaireIn, auth: Auth) -> CreatedSetOut:
 
 
 @api.get("/ratings/{set_key}/items/{position}")
-def get_item(set_key: str, position: RowIndex, auth: Auth) -> ItemOut:
+def get_item(set_key: str, position: RowIndex, auth: Auth) -> ratings.ItemOut:
     """One item: the rubric, the reference annotation, the model's answer and your score."""
     with auth.read() as (session, user):
         rating_set = ratings.get_set(session, user, set_key)
-        return ItemOut(**ratings.item_view(session, user, rating_set, position))
+        return ratings.item_view(session, user, rating_set, position)
 
 
 @api.put("/ratings/{set_key}/items/{position}")
-def rate(set_key: str, position: RowIndex, body: RateIn, auth: Auth) -> ItemOut:
+def rate(set_key: str, position: RowIndex, body: RateIn, auth: Auth) -> ratings.ItemOut:
     """Give (or change) your 1-5 score of one item."""
     with auth.write() as (session, user):
         rating_set = ratings.get_set(session, user, set_key)
-        return ItemOut(**ratings.rate(session, user, rating_set, position, body.score, body.note))
+        return ratings.rate(session, user, rating_set, position, body.score, body.note)
 
 
 @api.get("/ratings/export", response_class=Response, responses={200: {"content": {"text/csv": {}}, "description": "id, task, sample_id, scenario, row, rater, human_score"}})
@@ -150,7 +113,7 @@ def export(auth: Auth, set: str | None = None) -> Response:  # noqa: A002 - the 
 def ratings_page(request: Request, auth: Auth) -> Response:
     with auth.read() as (session, user):
         sets = ratings.sets_for(session, user)
-        people = [u["username"] for u in list_users(session) if u["active"] and u["role"] != "admin"] if user.is_admin else []
+        people = [u.username for u in list_users(session) if u.active and u.role != "admin"] if user.is_admin else []
         return render(request, "ratings.html", {"user": user, "sets": sets, "people": people})
 
 
@@ -159,7 +122,7 @@ def first_open_item(set_key: str, auth: Auth) -> Response:
     with auth.read() as (session, user):
         rating_set = ratings.get_set(session, user, set_key)
         first = ratings.item_view(session, user, rating_set, 1)
-        position = 1 if first["score"] is None else (first["next_unrated"] or 1)
+        position = 1 if first.score is None else (first.next_unrated or 1)
         return RedirectResponse(f"/ratings/{set_key}/{position}", status_code=303)
 
 
@@ -172,5 +135,5 @@ def rating_page(set_key: str, position: RowIndex, request: Request, auth: Auth) 
         view = ratings.item_view(session, user, rating_set, position)
         can_rate = ratings.is_rater(session, rating_set, user)
         # the sample's VP texts hold their viewpoints joined: shown one per line
-        parts = {f"{side}_parts": text_parts(view["task"], view[side] or "") for side in ("reference", "answer")}
+        parts = {f"{side}_parts": text_parts(view.task, text or "") for side, text in (("reference", view.reference), ("answer", view.answer))}
         return render(request, "rate.html", {"user": user, "item": view, "can_rate": can_rate, **parts})

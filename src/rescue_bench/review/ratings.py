@@ -22,6 +22,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -37,6 +38,49 @@ ITEM_KEYS: tuple[str, ...] = (
     "rubric", "anchors", "reference", "answer", "score", "note", "rated", "next_unrated",
 )
 """Everything a rater's item payload may hold (a test checks the API answers exactly these)."""
+
+
+class Anchor(BaseModel):
+    score: int
+    meaning: str
+
+
+class ItemOut(BaseModel):
+    """A rater's item payload: exactly :data:`ITEM_KEYS`, never the judge's score or the model's name."""
+
+    set: str
+    title: str
+    position: int
+    items: int
+    task: str
+    task_name: str
+    scenario: str
+    clip: str
+    row: Any
+    rubric: str
+    anchors: list[Anchor]
+    reference: str
+    answer: str
+    score: int | None
+    note: str | None
+    rated: int
+    next_unrated: int | None
+
+
+assert tuple(ItemOut.model_fields) == ITEM_KEYS
+
+
+class RatingSetOut(BaseModel):
+    """A questionnaire in the list (:func:`sets_for`); the admins' fields are left unset for raters."""
+
+    id: str
+    title: str
+    items: int
+    rated: int = Field(description="items you rated")
+    rater: bool = Field(description="you rate this questionnaire")
+    name: str | None = Field(default=None, description="admins only: the set's name")
+    file: str | None = Field(default=None, description="admins only: the sample file's name")
+    raters: dict[str, int] | None = Field(default=None, description="admins only: items rated per rater")
 
 
 def set_key() -> str:
@@ -144,7 +188,7 @@ def get_set(session: Session, user: User, key: str) -> RatingSet:
     return found
 
 
-def sets_for(session: Session, user: User) -> list[dict[str, Any]]:
+def sets_for(session: Session, user: User) -> list[RatingSetOut]:
     """The questionnaires ``user`` rates (admins: every set, with its name and raters' progress)."""
     query = select(RatingSet).order_by(RatingSet.id)
     if not user.is_admin:
@@ -152,7 +196,7 @@ def sets_for(session: Session, user: User) -> list[dict[str, Any]]:
     out = []
     for s in session.scalars(query):
         mine = session.scalar(select(func.count(Rating.id)).join(RatingItem, RatingItem.id == Rating.item_id).where(RatingItem.set_id == s.id, Rating.user_id == user.id)) or 0
-        entry: dict[str, Any] = {"id": s.key, "title": title(s), "items": s.items, "rated": int(mine), "rater": is_rater(session, s, user)}
+        entry = RatingSetOut(id=s.key, title=title(s), items=s.items, rated=int(mine), rater=is_rater(session, s, user))
         if user.is_admin:
             progress = dict(
                 session.execute(
@@ -165,7 +209,7 @@ def sets_for(session: Session, user: User) -> list[dict[str, Any]]:
                     .group_by(User.username)
                 ).all()
             )
-            entry.update(name=s.name, file=s.file_name, raters={k: int(v) for k, v in sorted(progress.items())})
+            entry.name, entry.file, entry.raters = s.name, s.file_name, {k: int(v) for k, v in sorted(progress.items())}
         out.append(entry)
     return out
 
@@ -177,7 +221,7 @@ def _item(session: Session, rating_set: RatingSet, position: int) -> RatingItem:
     return item
 
 
-def item_view(session: Session, user: User, rating_set: RatingSet, position: int) -> dict[str, Any]:
+def item_view(session: Session, user: User, rating_set: RatingSet, position: int) -> ItemOut:
     """What a rater is shown of one item (exactly :data:`ITEM_KEYS`): never the judge's score, never
     the model's name, never another rater's score."""
     item = _item(session, rating_set, position)
@@ -188,30 +232,28 @@ def item_view(session: Session, user: User, rating_set: RatingSet, position: int
     unrated = [p for p in range(1, rating_set.items + 1) if p not in rated_positions and p != position]
     later = [p for p in unrated if p > position]
     text, anchors = rubric(item.task)
-    view = {
-        "set": rating_set.key,
-        "title": title(rating_set),
-        "position": item.position,
-        "items": rating_set.items,
-        "task": item.task,
-        "task_name": TASK_NAMES.get(item.task, item.task),  # type: ignore[call-overload]
-        "scenario": item.scenario,
-        "clip": item.sample_id,
-        "row": item.row,
-        "rubric": text,
-        "anchors": [{"score": n, "meaning": what} for n, what in anchors],
-        "reference": item.reference,
-        "answer": item.answer,
-        "score": mine.score if mine else None,
-        "note": mine.note if mine else None,
-        "rated": len(rated_positions),
-        "next_unrated": (later or unrated)[0] if (later or unrated) else None,
-    }
-    assert tuple(view) == ITEM_KEYS
-    return view
+    return ItemOut(
+        set=rating_set.key,
+        title=title(rating_set),
+        position=item.position,
+        items=rating_set.items,
+        task=item.task,
+        task_name=TASK_NAMES.get(item.task, item.task),  # type: ignore[call-overload]
+        scenario=item.scenario,
+        clip=item.sample_id,
+        row=item.row,
+        rubric=text,
+        anchors=[Anchor(score=n, meaning=what) for n, what in anchors],
+        reference=item.reference,
+        answer=item.answer,
+        score=mine.score if mine else None,
+        note=mine.note if mine else None,
+        rated=len(rated_positions),
+        next_unrated=(later or unrated)[0] if (later or unrated) else None,
+    )
 
 
-def rate(session: Session, user: User, rating_set: RatingSet, position: int, score: Any, note: str | None = None, *, now: datetime | None = None) -> dict[str, Any]:
+def rate(session: Session, user: User, rating_set: RatingSet, position: int, score: Any, note: str | None = None, *, now: datetime | None = None) -> ItemOut:
     """Set ``user``'s score (1-5) of one item, with an optional note; audited (action ``rate``)."""
     if not is_rater(session, rating_set, user):
         raise NotFound("no such questionnaire")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
@@ -94,9 +94,16 @@ def audit_logout(session: Session, user: User, *, client_ip: str | None) -> None
     session.add(AuditEntry(at=utcnow(), user_id=user.id, action="logout", note=client_ip))
 
 
-def list_users(session: Session) -> list[dict[str, Any]]:
+class UserOut(BaseModel):
+    username: str
+    role: str
+    active: bool
+    created_at: str
+
+
+def list_users(session: Session) -> list[UserOut]:
     return [
-        {"username": u.username, "role": u.role, "active": u.active, "created_at": u.created_at.isoformat()}
+        UserOut(username=u.username, role=u.role, active=u.active, created_at=u.created_at.isoformat())
         for u in session.scalars(select(User).order_by(User.username))
     ]
 
