@@ -128,7 +128,7 @@ class OpenAIVideoAPI(ModelAPI):
             raise ProviderSetupError(f"{PROVIDER}/{model_name}: name the service and the model, {PROVIDER}/<service>/<model>")
         var = service.upper().replace("-", "_")
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, api_key_vars=[f"{var}_API_KEY"], config=config or GenerateConfig())
-        self.service, self.served = service, served
+        self.served = served
         self.api_key = self.api_key or os.environ.get(f"{var}_API_KEY")
         self.base_url = self.base_url or os.environ.get(f"{var}_BASE_URL")
         missing = [name for name, value in ((f"{var}_API_KEY", self.api_key), (f"{var}_BASE_URL", self.base_url)) if not value]
