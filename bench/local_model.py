@@ -12,7 +12,8 @@ stopped at the end. Measured, one call at a time (``--max-connections 1``: the s
 request at a time anyway, so the two clients are compared on the same sequence of calls):
 
 1. ``rescue eval --model openai/smollm2 --judge openai/smollm2 --limit N --max-tokens 64
-   --max-connections 1 --no-bertscore --display none`` on the bundled demo, in a fresh response cache:
+   --judge-max-tokens 64 --max-connections 1 --no-bertscore --display none`` on the bundled demo, in a
+   fresh response cache:
    wall time, the command's CPU time (``wait4``), the server's CPU time, requests, tokens (``run.json``),
    and per task the invalid answers by cause (``summary.json``);
 2. the bodies of every call that run sent (model and judge, read from its inspect logs as they went
@@ -105,9 +106,10 @@ def measure(llama_python: str, limit: int, work: Path, judge: bool = True) -> di
     try:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "local-no-key", "RESCUE_CACHE_DIR": str(work / "cache")}
         out = work / "run"
-        shown = ["--model", "openai/smollm2", *(["--judge", "openai/smollm2"] if judge else []), "--limit", str(limit),
-                 "--max-tokens", "64", "--max-connections", "1"]
+        judged = ["--judge", "openai/smollm2", "--judge-max-tokens", "64"] if judge else []
+        shown = ["--model", "openai/smollm2", *judged, "--limit", str(limit), "--max-tokens", "64", "--max-connections", "1"]
         command = [sys.executable, "-m", "rescue_bench.cli", "eval", *shown, "--no-bertscore", "--display", "none", "--out", str(out)]
+        load = os.getloadavg()[0]
         before, cpu0 = served(server.log), server.cpu_seconds()
         run = run_child(command, env)
         if run.returncode != 0:
@@ -135,6 +137,7 @@ def measure(llama_python: str, limit: int, work: Path, judge: bool = True) -> di
                  **json.loads(bare.stdout.strip().splitlines()[-1])},
         "summary": {task: per["both"] for task, per in summary.items()},
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "load": load,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
     }
 
@@ -145,7 +148,8 @@ def tables(m: dict[str, Any]) -> str:
     r, b = m["rescue"], m["bare"]
     per_r = lambda key, run: run[key] / run["requests"] * 1000  # noqa: E731 - ms per request
     lines = [
-        f"Measured {m['date']} ({m['machine']}; the machine shared with other work, so times are upper bounds): "
+        f"Measured {m['date']} ({m['machine']}; the machine shared with other work, 1-minute load {m.get('load', float('nan')):.1f} "
+        "before the run, so times are upper bounds): "
         f"`{m['command']}` on the bundled demo, then the same requests from a bare `openai.OpenAI` client "
         f"(`python bench/local_model.py{'' if m['command'].count('--judge') else ' --no-judge'} --limit {m['limit']}`).",
         "",
@@ -188,7 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--llama-python", default=os.environ.get("RESCUE_TEST_LLAMA_PYTHON"), help="python of the server's environment")
     parser.add_argument("--limit", type=int, default=4, help="instances per task (default 4)")
-    parser.add_argument("--no-judge", action="store_true", help="no --judge (the judge's replies have no length limit yet)")
+    parser.add_argument("--no-judge", action="store_true", help="no --judge (the model's calls only)")
     parser.add_argument("--write", action="store_true", help="write the tables into docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the measures as JSON")
     parser.add_argument("--from-json", type=Path, help="measure nothing: show (and --write) the measures of an earlier --json")

@@ -1,16 +1,22 @@
-"""The import graph of rescue_bench: no cycle anywhere, and inspect_ai loaded only by the engine.
+"""The import graph of rescue_bench: no cycle anywhere, inspect_ai loaded only by the engine, and no
+private module or name of another package imported.
 
 The layer contracts (pyproject.toml, ``[tool.importlinter]``) order the packages; these tests add
 what they cannot say: that no two *modules* import each other in a circle (inside one package too,
-imports inside functions included), and that the modules outside the engine, and ``rescue --help``,
-really run without loading inspect_ai (the CLI may import the engine, but only inside a command).
+imports inside functions included), that the modules outside the engine, and ``rescue --help``,
+really run without loading inspect_ai (the CLI may import the engine, but only inside a command),
+and that every import of another package goes through its public API (import-linter keeps an
+external package as one node, ``inspect_ai``, so it cannot tell ``inspect_ai.model`` from
+``inspect_ai.model._providers``).
 """
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +91,66 @@ def test_no_import_cycle():
                 where = ", ".join(f"line {d['line_number']}" for d in graph.get_import_details(importer=a, imported=b))
                 lines.append(f"{a} -> {b} ({where})")
     assert not cycles, "import cycles:\n" + "\n".join(lines)
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "rescue_bench"
+
+
+def _private(name: str) -> bool:
+    """``_x`` is private; ``__x__`` (``__future__``, ``__version__``) is not."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_imports(source: str) -> list[tuple[int, str]]:
+    """The imports of another package's private module or name in ``source`` (imports inside
+    functions too; relative imports and ``rescue_bench`` are the package's own): line and import."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "rescue_bench" and any(_private(part) for part in parts):
+                found.append((node.lineno, name))
+    return found
+
+
+def test_private_import_finder_finds_private_imports():
+    """The finder itself: a private module, a private name of a public module, one inside a function;
+    public imports, dunders and the package's own private modules pass."""
+    source = (
+        "from __future__ import annotations\n"
+        "import inspect_ai.model\n"
+        "from inspect_ai.model import ModelAPI, modelapi\n"
+        "from rescue_bench.engine._registry import x\n"
+        "from . import _local\n"
+        "from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI\n"
+        "def f():\n"
+        "    import inspect_ai._util.error as e\n"
+        "    from openai import _types\n"
+    )
+    assert _private_imports(source) == [
+        (6, "inspect_ai.model._providers.openai_compatible.OpenAICompatibleAPI"),
+        (8, "inspect_ai._util.error"),
+        (9, "openai._types"),
+    ]
+
+
+def test_no_private_module_of_another_package_is_imported():
+    """Every module of rescue_bench uses inspect_ai, openai and every other dependency through their
+    public API: no ``inspect_ai.x._y`` module, no ``_name`` imported from a public one."""
+    files = sorted(SRC.rglob("*.py"))
+    assert len(files) > 50
+    found = [
+        f"{path.relative_to(SRC.parent)}:{line}: {name}"
+        for path in files
+        for line, name in _private_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "private imports of other packages:\n" + "\n".join(found)
 
 
 PROBE = """

@@ -1,58 +1,59 @@
 """``rescue`` against a real model (SmolLM2-135M-Instruct) behind llama-cpp-python's server.
 
-What only a real server shows: the run goes end to end on real replies (the records hold what the
-server sent, byte for byte, never text of ours), a small model's unusable answers are counted by
-cause, and a window too small for the prompts gives the overflow count and warning, which
-``--on-overflow trim`` removes. The fixtures are in this folder's conftest (one server per window).
+What only a real server shows: every run command goes end to end on real replies (``rescue eval``
+with a judge, ``rescue agent eval``, ``rescue sim eval`` with the model as agent and simulator,
+``rescue sim fidelity``, ``rescue annotate draft``): the records hold what the server sent, byte for
+byte, never text of ours; ``run.json`` has the kind, the status and counts that match the calls the
+server answered; a small model's unusable answers are counted by cause; ``--dry-run`` sends nothing;
+and a window too small for the prompts gives the overflow count and warning, which
+``--on-overflow trim`` removes. The fixtures are in this folder's conftest, the server and the log
+readers in :mod:`tests.llm.helpers`.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
-from inspect_ai.event import ModelEvent
-from inspect_ai.log import read_eval_log
 
 from rescue_bench.data.load import demo_path
 from rescue_bench.labels import TASKS
 from tests.factories import read_records
-from tests.llm.conftest import LlamaServers, LocalModel
+from tests.llm.helpers import LlamaServers, LocalModel, all_replies, wire_calls, wire_replies
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(1800)]
 
 
-def _wire_replies(out: Path) -> dict[str, str]:
-    """Each sample's model reply as the server sent it: the body of the first call of the sample
-    that went on the wire (its later calls are the judge's), from the run's inspect logs."""
-    replies: dict[str, str] = {}
-    for path in (out / "logs").glob("*.eval"):
-        for sample in read_eval_log(str(path)).samples or []:
-            calls = [e for e in sample.events if isinstance(e, ModelEvent) and e.call is not None and e.cache != "read"]
-            if calls and calls[0].call.response:
-                text = calls[0].call.response["choices"][0]["message"]["content"]
-                # the log keeps a long text once, as an attachment the body refers to
-                key = text.removeprefix("attachment://")
-                replies[str(sample.id)] = (sample.attachments or {}).get(key, text) if key != text else text
-    return replies
+def _run(out: Path) -> dict[str, Any]:
+    return json.loads((out / "run.json").read_text(encoding="utf-8"))
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def test_eval_of_the_six_tasks_with_a_judge_holds_the_models_real_replies(local_model: LocalModel, isolated_env: Path):
     out = isolated_env / "run"
+    before = local_model.requests()
     result = local_model.rescue(
         "eval", "--model", local_model.model, "--judge", local_model.model, "--limit", "1", "--max-tokens", "64",
-        "--out", str(out), "--display", "none", "--no-bertscore", cache=isolated_env / "cache",
+        "--judge-max-tokens", "64", "--out", str(out), "--display", "none", "--no-bertscore", cache=isolated_env / "cache",
     )
     assert result.exit_code == 0, result.output
-    run = json.loads((out / "run.json").read_text())
-    assert run["status"] == "success" and run["counts"]["without_answer"] == 0 and run["judge"] == local_model.model
+    run = _run(out)
+    assert run["kind"] == "eval" and run["status"] == "success" and run["judge"] == local_model.model
+    assert run["counts"]["without_answer"] == 0 and run["counts"]["instances"] == len(TASKS)
+    # every request the server answered is a call of the run's logs (model and judge)
+    assert local_model.requests() - before == sum(len(calls) for calls in wire_calls(out).values())
     records = read_records(out)
     assert sorted(r["task"] for r in records) == sorted(TASKS)
-    replies = _wire_replies(out)
+    replies = wire_replies(out)  # each sample's first call is the model's, the later ones the judge's
     for r in records:
         assert r["raw"] is not None and r["raw"].strip(), r  # the model answered every prompt
-        assert r["raw"] == replies[r["id"]], r["id"]  # what the server sent, as sent
+        assert r["raw"] == replies[r["id"]][0], r["id"]  # what the server sent, as sent
     assert len({r["raw"] for r in records}) > 1  # six prompts, not one canned reply
     usage = run["usage"]
     assert usage and all(u["input_tokens"] > 0 and u["output_tokens"] > 0 for u in usage.values())
@@ -62,6 +63,148 @@ def test_eval_of_the_six_tasks_with_a_judge_holds_the_models_real_replies(local_
         mine = [r for r in records if r["task"] == task]
         assert all((r["cause"] is None) == r["valid"] for r in mine if r["cause"] != "judge_failed")
         assert sum(per["both"]["invalid_causes"].values()) == sum(1 for r in mine if r["cause"])
+
+
+def test_agent_eval_runs_the_chain_on_the_models_real_replies_and_resumes_without_a_call(local_model: LocalModel, isolated_env: Path):
+    out, cache = isolated_env / "agent", isolated_env / "cache"
+    args = ("agent", "eval", "--model", local_model.model, "--limit", "1", "--no-single-task", "--max-tokens", "48",
+            "--no-bertscore", "--display", "none", "--out", str(out))
+    before = local_model.requests()
+    result = local_model.rescue(*args, cache=cache)
+    assert result.exit_code == 0, result.output
+    sent = local_model.requests() - before
+    run = _run(out)
+    assert run["kind"] == "agent" and run["status"] == "success" and run["model"] == local_model.model
+    assert run["counts"] == {"instances": 1, "answered": 1, "without_answer": 0, "judge_failures": 0, "failed_calls": 0}
+    (record,) = _jsonl(out / "results" / "agent.jsonl")
+    raws = [step["raw"] for step in record["steps"].values()]
+    assert raws and all(raw and raw.strip() for raw in raws)
+    # the chain's answers are the server's replies, in the order they were asked, and nothing else
+    assert raws == all_replies(out)
+    assert sent == len(raws) == run["calls"]["chain_total"]
+    assert all(step["valid"] or step["error"] for step in record["steps"].values())  # an unusable step says why
+    assert run["usage"] and all(u["input_tokens"] > 0 and u["output_tokens"] > 0 for u in run["usage"].values())
+
+    # the same command again: the run is complete, every call is in the response cache
+    again = local_model.rescue(*args, cache=cache)
+    assert again.exit_code == 0, again.output
+    assert local_model.requests() - before == sent and _run(out)["status"] == "success"
+    assert _jsonl(out / "results" / "agent.jsonl") == [record]
+
+
+def test_sim_eval_with_the_model_as_agent_and_simulator(local_model: LocalModel, isolated_env: Path):
+    out = isolated_env / "sim"
+    before = local_model.requests()
+    result = local_model.rescue(
+        "sim", "eval", "--model", local_model.model, "--simulator", local_model.model, "--limit", "1", "--horizon", "1",
+        "--max-tokens", "48", "--simulator-max-tokens", "96", "--display", "none", "--out", str(out), cache=isolated_env / "cache",
+    )
+    assert result.exit_code == 0, result.output
+    sent = local_model.requests() - before
+    run = _run(out)
+    assert run["kind"] == "sim" and run["status"] == "success" and run["failure"] is None
+    assert run["counts"] == {"steps": 1, "failed_steps": 0, "failed_agent_calls": 0, "failed_simulator_calls": 0, "judge_failures": 0}
+    (episode,) = _jsonl(out / "results" / "sim.jsonl")
+    assert episode["simulator"] == local_model.model and len(episode["steps"]) == 1
+    (step,) = episode["steps"]
+    chain = [answer["raw"] for answer in step["chain"].values()]
+    simulator = step["simulator"]["raw"]
+    assert chain and simulator and all(chain) and all(simulator)
+    # the agent's answers and the simulator's (each attempt: one, or two when re-asked) are the
+    # server's replies, all of them, byte for byte
+    assert Counter(chain + simulator) == Counter(all_replies(out))
+    assert sent == len(chain) + len(simulator) == run["calls"]["agent_total"] + run["calls"]["simulator_total"]
+    # a step whose simulator answers are unusable has no state: excluded from J, with the reason
+    assert step["simulator"]["valid"] == (step["state"] is not None)
+    assert step["simulator"]["valid"] or (step["excluded"] and step["simulator"]["error"])
+
+
+def test_sim_fidelity_with_the_model_as_simulator(local_model: LocalModel, isolated_env: Path):
+    out = isolated_env / "fidelity"
+    before = local_model.requests()
+    result = local_model.rescue(
+        "sim", "fidelity", "--simulator", local_model.model, "--limit", "2", "--simulator-max-tokens", "96",
+        "--no-bertscore", "--display", "none", "--out", str(out), cache=isolated_env / "cache",
+    )
+    assert result.exit_code == 0, result.output
+    sent = local_model.requests() - before
+    run = _run(out)
+    assert run["kind"] == "sim_fidelity" and run["status"] == "success"
+    assert run["counts"]["steps"] == 2 and run["counts"]["failed_steps"] == 0
+    records = _jsonl(out / "results" / "fidelity.jsonl")
+    assert len(records) == 2 and all(r["simulator"] == local_model.model for r in records)
+    replies = all_replies(out)
+    # one call per point, and one more for each re-ask: 2 to 4 calls, every one answered
+    assert 2 <= sent == len(replies) == run["calls"]["simulator_total"] <= 4
+    assert all(reply.strip() for reply in replies)
+    for r in records:
+        # a usable answer's turn is the model's words; an unusable one is counted with its reason
+        assert (r["valid"] and r["prediction"]["text"] and any(r["prediction"]["text"] in reply for reply in replies)) or (
+            not r["valid"] and r["error"]
+        ), r
+
+
+def _couple_assets(folder: Path) -> Path:
+    """The synthetic couple segment of the offline pipeline example (subtitles only), prepared."""
+    from rescue_bench.annotate import prepare
+    from rescue_bench.testing.media import COUPLE, make_segment
+
+    make_segment(folder / "segments", "couple/c1", COUPLE, video=None)
+    prepare(folder / "segments", folder / "assets")
+    return folder / "assets"
+
+
+def test_annotate_draft_drafts_a_segment_from_the_models_real_replies(local_model: LocalModel, isolated_env: Path):
+    assets = _couple_assets(isolated_env)
+    before = local_model.requests()
+    result = local_model.rescue(
+        "annotate", "draft", str(assets), "--model", local_model.model, "--media", "none", "--max-tokens", "128",
+        "--display", "none", cache=isolated_env / "cache",
+    )
+    assert result.exit_code == 0, result.output
+    sent = local_model.requests() - before
+    (run_json,) = (assets / ".draft-run").glob("*/run.json")
+    run = _run(run_json.parent)
+    assert run["kind"] == "draft" and run["status"] == "success"
+    assert run["counts"] == {"segments": 1, "written": 1, "failed": 0, "kept": 0}
+    (clip,) = _jsonl(assets / "drafts.jsonl")
+    assert clip["sample_id"] == "couple/c1" and clip["draft"]["model"] == local_model.model
+    # the draft's calls and tokens are the server's: one call, or two with the re-ask, as logged
+    (calls,) = wire_calls(run_json.parent).values()
+    assert 1 <= sent == len(calls) == clip["draft"]["calls"] <= 2
+    assert clip["draft"]["input_tokens"] == sum(c.input_tokens for c in calls) > 0
+    assert clip["draft"]["output_tokens"] == sum(c.output_tokens for c in calls) > 0
+    # every cue is in a row; a row the model's answer did not give holds the subtitles and says so
+    assert len(clip["rows"]) >= 1
+    for row in clip["rows"]:
+        problems = row.get("draft_problems") or []
+        assert row["dialogue_cleaned"] and all(p["field"] and p["problem"] for p in problems)
+
+
+DRY_RUNS = {
+    "eval": ("eval", "--model", "{model}", "--judge", "{model}", "--limit", "1"),
+    "agent eval": ("agent", "eval", "--model", "{model}", "--judge", "{model}", "--limit", "1"),
+    "sim eval": ("sim", "eval", "--model", "{model}", "--simulator", "{model}", "--limit", "1", "--horizon", "1"),
+    "sim fidelity": ("sim", "fidelity", "--simulator", "{model}", "--limit", "1", "--no-bertscore"),
+}
+
+
+@pytest.mark.parametrize("command", [*DRY_RUNS, "annotate draft"])
+def test_dry_run_sends_nothing_and_writes_nothing(local_model: LocalModel, isolated_env: Path, command: str):
+    if command == "annotate draft":
+        assets = _couple_assets(isolated_env)
+        args = ["annotate", "draft", str(assets), "--model", local_model.model, "--media", "none"]
+        written = [assets / "drafts.jsonl", assets / ".draft-run"]
+    else:
+        out = isolated_env / "run"
+        args = [a.format(model=local_model.model) for a in DRY_RUNS[command]] + ["--out", str(out)]
+        written = [out]
+    before = local_model.requests()
+    result = local_model.rescue(*args, "--dry-run", cache=isolated_env / "cache")
+    assert result.exit_code == 0, result.output
+    assert "nothing sent" in result.output and "calls" in result.output
+    assert local_model.requests() == before  # the server answered nothing
+    assert not any(path.exists() for path in written)
 
 
 def _family_clip(folder: Path) -> Path:
