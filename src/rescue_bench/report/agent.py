@@ -33,7 +33,8 @@ from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
-from rescue_bench.runinfo import AgentRunInfo
+from rescue_bench.runinfo import AgentCalls, AgentRunInfo, RecordedSettings
+from rescue_bench.summary import AgentSummary
 
 SCENARIOS3 = SUMMARY_SCENARIOS
 CLUSTER = "sample_id"
@@ -59,9 +60,13 @@ def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, 
     return in_scenario(records, scenario)
 
 
-def _calls(run: Run) -> dict[str, Any] | None:
-    """``run.json``'s ``calls`` of an agent run, as the file has them (``None`` when not recorded)."""
-    calls = run.info.calls if isinstance(run.info, AgentRunInfo) else None
+def _calls(run: Run) -> AgentCalls | None:
+    """``run.json``'s ``calls`` of an agent run (``None`` when not recorded)."""
+    return run.info.calls if isinstance(run.info, AgentRunInfo) else None
+
+
+def _json(calls: AgentCalls | None) -> object:
+    """``calls`` for ``report.json``: the keys ``run.json`` has."""
     return None if calls is None else calls.model_dump(exclude_unset=True)
 
 
@@ -73,9 +78,10 @@ def agent_runs(runs: Sequence[Run]) -> list[Run]:
 
 def run_settings(run: Run) -> dict[str, Any]:
     """The run's agent settings flattened: model, data, limit and the chain options."""
-    options = run.info.setting("options") or {}
+    settings = run.info.settings or RecordedSettings()
+    options = settings.options.model_dump() if settings.options is not None else {}
     records = run.records[AGENT_TASK]
-    flat = {"model": run.model, "data": run.info.setting("data"), "limit": run.info.setting("limit"), **options}
+    flat = {"model": run.model, "data": settings.data, "limit": settings.limit, **options}
     flat.setdefault("state", records[0].get("state_mode") if records else None)
     return flat
 
@@ -132,7 +138,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
         flat = run_settings(run)
         out["runs"].append(
             {"name": run.name, "model": run.model, "path": str(run.path), "baseline": run.is_baseline, "state": flat.get("state"),
-             "judge": run.info.judge, "points": len(records), "calls": _calls(run)}
+             "judge": run.info.judge, "points": len(records), "calls": _json(_calls(run))}
         )
         out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
         out["metrics"][run.name] = headline(records, **kw)
@@ -140,9 +146,9 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
             policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
             for policy, per in reference_metrics(records).items()
         }
-        stored = (run.summary.get(AGENT_TASK) or {}).get(POOLED) or {}
+        stored = run.summary.agent.get(POOLED) if isinstance(run.summary, AgentSummary) else None
         for m in METRICS:
-            mine, theirs = out["metrics"][run.name][POOLED][m.name]["value"], _clean(stored.get(m.name))
+            mine, theirs = out["metrics"][run.name][POOLED][m.name]["value"], _clean(stored.metric(m.name) if stored else None)
             if (mine is None) != (theirs is None) or (mine is not None and theirs is not None and abs(mine - theirs) > 1e-9):
                 out["warnings"].append(f"{run.path / 'summary.json'} disagrees with its records (agent/both/{m.name}); the report uses the records")
         single_dir = run.path / "single"

@@ -28,6 +28,7 @@ from itertools import combinations
 from typing import Any, Final
 
 import numpy as np
+from pydantic import BaseModel
 
 from rescue_bench.labels import GROUP_LABELS, POOLED, RANKED_TASKS, SCENARIOS, in_scenario, patterns
 from rescue_bench.metrics import (
@@ -48,6 +49,7 @@ from rescue_bench.metrics import (
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import RunInfo
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS, summarize, task_metrics
+from rescue_bench.summary import EvalSummary, RunSummary
 from rescue_bench.task_table import TASK_TABLE, rule
 
 Records = Sequence[ResultRow]
@@ -141,18 +143,20 @@ def counts(records_by_task: dict[str, Records]) -> dict[str, dict[str, dict[str,
 
 
 def summary_mismatches(
-    points: dict[str, dict[str, dict[str, float | None]]], summary: dict[str, Any], tol: float = 1e-9
+    points: dict[str, dict[str, dict[str, float | None]]], summary: RunSummary, tol: float = 1e-9
 ) -> list[str]:
-    """Where a run's ``summary.json`` disagrees with the metrics recomputed from its records."""
+    """Where a run's ``summary.json`` disagrees with the metrics recomputed from its records (a
+    summary of another kind than ``rescue eval``'s has none of the tasks)."""
+    tasks = summary.root if isinstance(summary, EvalSummary) else {}
     problems = []
     for task, per in points.items():
         for scenario, metrics in per.items():
-            stored = (summary.get(task) or {}).get(scenario)
+            stored = (tasks.get(task) or {}).get(scenario)
             if stored is None:
                 problems.append(f"{task}/{scenario} missing from summary.json")
                 continue
             for metric, value in metrics.items():
-                other = clean(stored.get(metric))
+                other = clean(stored.metric(metric))
                 if (value is None) != (other is None) or (
                     value is not None and other is not None and abs(value - other) > tol
                 ):
@@ -583,28 +587,40 @@ def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 
 
-def usage_rows(name: str, info: RunInfo) -> list[dict[str, Any]]:
+class UsageRow(BaseModel):
+    """One row of the usage table: a run's role (or model), its tokens and cost, and what was estimated."""
+
+    run: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    total_cost: float | None = None
+    estimated_calls: int | None = None
+    estimated_prompt_tokens: int | None = None
+    max_output_tokens: int | None = None
+
+
+def usage_rows(name: str, info: RunInfo) -> list[UsageRow]:
     """Token counts and cost from ``run.json``: per role (``usage_by_role``) beside the estimate made
     before the run (``estimate``), else per model (``usage``, files without roles); empty when absent."""
-    rows: list[dict[str, Any]] = []
-    estimate = (info.estimate or {}).get("by_role", {})
+    rows: list[UsageRow] = []
+    estimate = info.estimate.by_role if info.estimate is not None else {}
     by_role = info.usage_by_role
     for who, u in (by_role if by_role else info.usage or {}).items():
-        if not isinstance(u, dict):
-            continue
-        e = estimate.get(who, {}) if by_role else {}
+        e = estimate.get(who) if by_role else None
         rows.append(
-            {
-                "run": name,
-                "model": who,
-                "input_tokens": u.get("input_tokens"),
-                "output_tokens": u.get("output_tokens"),
-                "total_tokens": u.get("total_tokens"),
-                "total_cost": u.get("total_cost"),
-                "estimated_calls": e.get("calls"),
-                "estimated_prompt_tokens": e.get("prompt_tokens"),
-                "max_output_tokens": e.get("max_output_tokens"),
-            }
+            UsageRow(
+                run=name,
+                model=who,
+                input_tokens=u.input_tokens if "input_tokens" in u.model_fields_set else None,
+                output_tokens=u.output_tokens if "output_tokens" in u.model_fields_set else None,
+                total_tokens=u.total_tokens if "total_tokens" in u.model_fields_set else None,
+                total_cost=u.total_cost,
+                estimated_calls=e.calls if e is not None else None,
+                estimated_prompt_tokens=e.prompt_tokens if e is not None else None,
+                max_output_tokens=e.max_output_tokens if e is not None else None,
+            )
         )
     return rows
 

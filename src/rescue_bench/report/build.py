@@ -113,7 +113,7 @@ class Report(BaseModel):
     stp_roles: Nested = Field(default_factory=dict)
     confusion: Nested = Field(default_factory=dict)
     position: Nested = Field(default_factory=dict)
-    usage: list[dict[str, Any]] = Field(default_factory=list)
+    usage: list[A.UsageRow] = Field(default_factory=list)
     tests: list[Any] = Field(default_factory=list)
     data: Nested = Field(default_factory=dict)
     paper: PaperReference = Field(default_factory=PaperReference.published)
@@ -212,7 +212,7 @@ def compute_report(
                 baseline=run.is_baseline,
                 judge=run.info.judge,
                 created=run.info.created,
-                mode=run.info.setting("mode"),
+                mode=run.info.settings.mode if run.info.settings else None,
                 bertscore_backbone=run.info.bertscore_backbone,
                 tasks=run.tasks,
             )

@@ -37,6 +37,7 @@ from rescue_bench.report.runs import Run
 from rescue_bench.runinfo import FidelityRunInfo, SimRunInfo
 from rescue_bench.sim import METRICS, SIM_TASK, paired_comparison, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
+from rescue_bench.summary import FidelitySummary
 
 SCENARIOS3 = SUMMARY_SCENARIOS
 MAX_TRAJECTORIES = 6
@@ -110,12 +111,12 @@ def compute_sim(
         if model is not None and model.get("sha256") and not model.get("refitted_without"):  # a refitted fold is its model's
             out["simulators"].setdefault(model["sha256"], model)
         out["fidelity"][run.name] = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
-        checks = run.summary.get("checks")
+        checks = run.summary.checks if isinstance(run.summary, FidelitySummary) else []
         if checks:
-            out["simulator_checks"][run.name] = checks
+            out["simulator_checks"][run.name] = [c.model_dump(mode="json") for c in checks]
             for c in checks:
-                if not c["passed"]:
-                    out["warnings"].append(f"simulator {_simulator(run)} fails the check '{c['check']}': {c['why']}")
+                if not c.passed:
+                    out["warnings"].append(f"simulator {_simulator(run)} fails the check '{c.check}': {c.why}")
         for key, floors in out["fidelity"][run.name][POOLED]["beaten_by"].items():
             if floors:
                 label = next(lab for k, _, lab in FIDELITY_METRICS if k == key)

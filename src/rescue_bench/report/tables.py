@@ -24,7 +24,7 @@ from rescue_bench.metrics.coverage import (
     level_text,
 )
 from rescue_bench.records import CAUSE_LABELS, INVALID_CAUSES
-from rescue_bench.report.analysis import CORRECTIONS, per_label_union
+from rescue_bench.report.analysis import CORRECTIONS, UsageRow, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 from rescue_bench.task_table import TASK_TABLE, rule
 
@@ -494,15 +494,15 @@ def _share(count: int, n: int) -> str:
     return f"{fmt(count / n if n else None, 'pct')} ({count})"
 
 
-def usage_table(rows_: Sequence[dict[str, Any]]) -> Table:
+def usage_table(rows_: Sequence[UsageRow]) -> Table:
     header = [
         ("", "Run"), ("", "Role (model)"), ("Used", "Input tokens"), ("Used", "Output tokens"), ("Used", "Total tokens"), ("Used", "Cost"),
         ("Estimated before the run", "Calls (at most)"), ("Estimated before the run", "Prompt tokens"),
         ("Estimated before the run", "Output tokens (at most)"),
     ]
     rows = [
-        [r["run"], r["model"], fmt_int(r["input_tokens"]), fmt_int(r["output_tokens"]), fmt_int(r["total_tokens"]), fmt_cost(r["total_cost"]),
-         fmt_int(r.get("estimated_calls")), fmt_int(r.get("estimated_prompt_tokens")), fmt_int(r.get("max_output_tokens"))]
+        [r.run, r.model, fmt_int(r.input_tokens), fmt_int(r.output_tokens), fmt_int(r.total_tokens), fmt_cost(r.total_cost),
+         fmt_int(r.estimated_calls), fmt_int(r.estimated_prompt_tokens), fmt_int(r.max_output_tokens)]
         for r in rows_
     ]
     return Table(
