@@ -278,7 +278,7 @@ def call_counts(records: Sequence[dict[str, Any]], tally: CallTally) -> SimCalls
 
 def _run_episodes(
     episodes: Sequence[Episode], settings: SimSettings, main: SimSettings, display: str, tally: CallTally
-) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[Any], dict[str, GenerateRequest]]:
     """Run ``episodes`` through inspect_ai (``main``: the settings whose model drives the eval);
     their records, the logs and the first request of each kind."""
     channel = RunChannel[dict[str, Any]](max_calls=settings.max_connections)
@@ -323,7 +323,7 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
             return estimate
         start = start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
-        requests: dict[str, Any] = {}
+        requests: dict[str, GenerateRequest] = {}
         tally = CallTally()
         offline = not agent_is_model and settings.simulator in OFFLINE_SIMULATORS and not settings.judge
         if offline:
@@ -369,7 +369,7 @@ def write_sim_outputs(
     clips: int,
     outcome: RunStatus,
     tally: CallTally,
-    requests: dict[str, Any],
+    requests: dict[str, GenerateRequest],
 ) -> RunResult[SimRunInfo, SimSummary]:
     settings = start.settings
     assert isinstance(settings, SimSettings)
@@ -462,7 +462,7 @@ def run_fidelity(
             return estimate
         start = start_run(settings.out, "sim_fidelity", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
-        requests: dict[str, Any] = {}
+        requests: dict[str, GenerateRequest] = {}
         tally = CallTally()
         if settings.simulator in OFFLINE_SIMULATORS:
             done = [e.record() for e in episodes]
@@ -552,7 +552,7 @@ def plausibility_solver(
 
 def _fidelity_judge(
     records: list[dict[str, Any]], starts: Sequence[EpisodeStart], settings: SimSettings, display: str, tally: CallTally
-) -> tuple[list[Any], int, dict[str, Any]]:
+) -> tuple[list[Any], int, dict[str, GenerateRequest]]:
     """The judge's plausibility of each simulated and real next turn (blind, the same prompt form),
     stored on the records; a missing turn or a judge that never scores counts the floor. Returns the
     logs, the number of prompts sent and the judge's first request."""

@@ -28,7 +28,7 @@ from itertools import combinations
 from typing import Any, Final
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from rescue_bench.labels import GROUP_LABELS, POOLED, RANKED_TASKS, SCENARIOS, in_scenario, patterns
 from rescue_bench.metrics import (
@@ -223,14 +223,38 @@ def statistic_for(
 # ------------------------------------------------------------------------------------------------
 
 
+class MetricCI(BaseModel):
+    """A headline metric of a run with its interval over clips, and the level chance gives it."""
+
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    clips: int | None = None
+    """Clips the value is over (fewer than the interval needs: no interval)."""
+    chance: float | None = None
+    constant: dict[str, float | None] | None = None
+    """ITP's F1 only: the F1 of always "yes" and of always "no" (absent elsewhere)."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_constant(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if self.constant is None:
+            data.pop("constant", None)
+        return data
+
+
+Headline = dict[str, dict[str, dict[str, MetricCI]]]
+"""``{task: {scenario: {metric: MetricCI}}}``: :func:`headline_cis`."""
+
+
 def headline_cis(
     records_by_task: dict[str, Records],
     *,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
-    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high", "clips", "chance"}}}}`` for every headline metric.
+) -> Headline:
+    """``{task: {scenario: {metric: MetricCI}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
     clips (for ``both`` resampled within each scenario), ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
@@ -238,7 +262,7 @@ def headline_cis(
     all three. ``chance`` is the level the task design fixes (:func:`~rescue_bench.metrics.chance_levels`,
     ``None`` where there is none); ITP's F1 also carries ``constant``: the F1 of always "yes" / "no".
     """
-    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    out: Headline = {}
     for task, records in records_by_task.items():
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
@@ -255,9 +279,9 @@ def headline_cis(
                     strata = "scenario" if scenario == POOLED_SCENARIO else None  # the pooled number keeps each scenario's clips
                     lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed, strata=strata)
                     low, high = clean(lo), clean(hi)
-                entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
+                entry = MetricCI(value=value, ci_low=low, ci_high=high, clips=n_clips, chance=clean(chance.get(metric)))
                 if rule(task).binary and metric == "f1":
-                    entry["constant"] = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
+                    entry.constant = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
                 out[task][scenario][metric] = entry
     return out
 

@@ -28,6 +28,7 @@ from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
+from rescue_bench.report.agent import AgentSection
 from rescue_bench.report.runs import Run, run_data_paths
 from rescue_bench.scoring import SUMMARY_SCENARIOS
 
@@ -106,7 +107,7 @@ class Report(BaseModel):
     runs: list[RunEntry] = Field(default_factory=list)
     clips: dict[str, dict[str, int]] = Field(default_factory=dict)
     clips_all: dict[str, int] = Field(default_factory=dict)
-    models: Nested = Field(default_factory=dict)
+    models: dict[str, A.Headline] = Field(default_factory=dict)
     counts: Nested = Field(default_factory=dict)
     majority_share: Nested = Field(default_factory=dict)
     per_label: Nested = Field(default_factory=dict)
@@ -117,7 +118,7 @@ class Report(BaseModel):
     tests: list[Any] = Field(default_factory=list)
     data: Nested = Field(default_factory=dict)
     paper: PaperReference = Field(default_factory=PaperReference.published)
-    agent: Nested = Field(default_factory=dict)
+    agent: AgentSection = Field(default_factory=AgentSection)
     sim: Nested = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     created: str = ""
@@ -264,7 +265,7 @@ def compute_report(
     from rescue_bench.report.agent import compute_agent  # hook: the support agent's section
 
     report.agent = compute_agent(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    warnings.extend(report.agent["warnings"])
+    warnings.extend(report.agent.warnings)
     from rescue_bench.report.sim import compute_sim  # hook: the closed-loop section
 
     report.sim = compute_sim(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence, correction=correction)
@@ -281,7 +282,7 @@ def compute_report(
 
 def _points(report: Report, name: str) -> dict[str, dict[str, dict[str, float | None]]]:
     return {
-        task: {s: {m: e["value"] for m, e in per_s.items()} for s, per_s in per.items()}
+        task: {s: {m: e.value for m, e in per_s.items()} for s, per_s in per.items()}
         for task, per in report.models[name].items()
     }
 
