@@ -140,6 +140,10 @@ class SimulatorCheck(Ordered):
     """One check of an offline simulator (:mod:`rescue_bench.sim.checks`): passed, and why."""
 
     check: str
+    a: str | None = None
+    """The agent that should score higher (or the same)."""
+    b: str | None = None
+    expect: str | None = None
     passed: bool
     why: str = ""
 

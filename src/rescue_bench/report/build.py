@@ -30,6 +30,7 @@ from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.agent import AgentSection
 from rescue_bench.report.runs import Run, run_data_paths
+from rescue_bench.report.sim import SimSection
 from rescue_bench.scoring import SUMMARY_SCENARIOS
 
 DEFAULT_RESAMPLES = 1000
@@ -119,7 +120,7 @@ class Report(BaseModel):
     data: Nested = Field(default_factory=dict)
     paper: PaperReference = Field(default_factory=PaperReference.published)
     agent: AgentSection = Field(default_factory=AgentSection)
-    sim: Nested = Field(default_factory=dict)
+    sim: SimSection = Field(default_factory=SimSection)
     warnings: list[str] = Field(default_factory=list)
     created: str = ""
 
@@ -269,7 +270,7 @@ def compute_report(
     from rescue_bench.report.sim import compute_sim  # hook: the closed-loop section
 
     report.sim = compute_sim(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence, correction=correction)
-    warnings.extend(report.sim["warnings"])
+    warnings.extend(report.sim.warnings)
     report.warnings = warnings
     report.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
