@@ -42,7 +42,7 @@ def test_an_earlier_run_json_reads_and_rewrites_unchanged(tmp_path: Path):
     info = read_run_info(tmp_path)
     assert isinstance(info, EvalRunInfo)
     assert info.model_name == "openai/old" and info.workers_choice is None and info.status is None
-    assert info.setting("mode") == "dialogue"
+    assert info.settings is not None and info.settings.mode == "dialogue"
     dumped = info.dump()
     assert dumped == OLD_EVAL and list(dumped) == list(OLD_EVAL)  # no key added, none lost, same order
 

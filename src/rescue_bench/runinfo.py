@@ -27,6 +27,7 @@ does not read it back: the run drivers return the :class:`RunResult` (the summar
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -43,6 +44,7 @@ from pydantic import (
 
 from rescue_bench.errors import RescueError
 from rescue_bench.fileio import atomic_write_json, loads
+from rescue_bench.summary import Ordered, RunSummary
 
 RUN_JSON = "run.json"
 """The file name of a run's info in its folder."""
@@ -59,12 +61,138 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+class GenerateRequest(Ordered):
+    """The generation settings of a call: those a run means to send, or those its first call sent
+    (then also ``model`` and the messages' ``roles``, and any other parameter that went on the wire)."""
+
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    system_role: str | None = None
+    model: str | None = None
+    roles: list[str | None] | None = None
+
+
 class RequestRecord(_Open):
     """``request`` / ``judge_request``: the generation settings meant beside those the first call sent."""
 
-    intended: dict[str, Any] | None = None
-    sent: dict[str, Any] | None = None
+    intended: GenerateRequest | None = None
+    sent: GenerateRequest | None = None
     sent_by: str | None = None
+
+
+class Usage(Ordered):
+    """Token usage of one model (or role): counts summed over calls, and the cost when the provider gives one."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    total_cost: float | None = None
+
+    @classmethod
+    def zero(cls) -> Usage:
+        return cls(input_tokens=0, output_tokens=0, total_tokens=0)
+
+    def counts(self) -> dict[str, int | float]:
+        """Every number recorded (unknown counts of the provider too), by name."""
+        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+    def __add__(self, other: Usage) -> Usage:
+        mine, theirs = self.counts(), other.counts()
+        return Usage.model_validate({k: mine.get(k, 0) + theirs.get(k, 0) for k in dict.fromkeys([*mine, *theirs])})
+
+    def __sub__(self, other: Usage) -> Usage:
+        mine, theirs = self.counts(), other.counts()
+        return Usage.model_validate({k: v - theirs.get(k, 0) for k, v in mine.items()})
+
+
+def merge_usage(parts: Sequence[dict[str, Usage]]) -> dict[str, Usage]:
+    """Token usage per model (or role) summed over several parts (tasks' logs, workers)."""
+    usage: dict[str, Usage] = {}
+    for part in parts:
+        for name, u in part.items():
+            usage[name] = usage.get(name, Usage.zero()) + u
+    return usage
+
+
+class Limits(_Open):
+    """``limits``: how long a call may retry, and the most tokens of each role's answer."""
+
+    max_retries: int | None = None
+    backoff: str | None = None
+    attempt_timeout: int | None = None
+    max_tokens: dict[str, int] = Field(default_factory=dict)
+
+
+class GitRevision(_Open):
+    """``git_revision``: the project's commit when run from a checkout, and whether its tree had changes."""
+
+    commit: str | None = None
+    dirty: bool | None = None
+
+
+class RoleEstimate(Ordered):
+    """One role's part of ``estimate``: calls at most, the prompt estimated, the output at most."""
+
+    calls: int = 0
+    prompt_chars: int = 0
+    prompt_tokens: int = 0
+    max_output_tokens: int | None = 0
+
+
+class Estimate(Ordered):
+    """``estimate``: what a run was estimated to send before it started, per role, and how."""
+
+    by_role: dict[str, RoleEstimate] = Field(default_factory=dict)
+    chars_per_token: float | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class RunIdentity(Ordered):
+    """``identity``: what makes two runs the same run (the kind, the settings that change what is
+    computed, the data's digests)."""
+
+    kind: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """The settings as JSON, compared key by key (any kind's settings)."""
+    data: list[str] = Field(default_factory=list)
+
+    def same(self, other: RunIdentity | None) -> bool:
+        return other is not None and self.model_dump() == other.model_dump()
+
+    def differences(self, new: RunIdentity) -> list[str]:
+        """What differs from ``new``, one phrase per difference."""
+        if self.kind != new.kind:
+            return [f"kind {self.kind!r} vs {new.kind!r}"]
+        diffs = []
+        if self.data != new.data:
+            diffs.append("data (other files or contents)")
+        a, b = self.settings, new.settings
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                diffs.append(f"{key} {a.get(key)!r} vs {b.get(key)!r}")
+        return diffs
+
+
+class RecordedSettings(Ordered):
+    """``settings``: the run's settings model as it was dumped (``rescue_bench.engine.settings``: every
+    kind's own keys are kept); the keys the readers use are typed here, and older files lack some."""
+
+    model: str | None = None
+    judge: str | None = None
+    data: list[str] | str | None = None
+    limit: int | None = None
+    mode: str | None = None
+    context: int | None = None
+    options: Ordered | None = None
+    """The agent's or the closed loop's options (``AgentOptions``, ``SimOptions``)."""
+
+    @property
+    def data_paths(self) -> list[str] | None:
+        """The ``--data`` paths (``None``: the bundled demo)."""
+        if self.data is None:
+            return None
+        return [self.data] if isinstance(self.data, str) else [str(d) for d in self.data]
 
 
 class BertscoreUse(_Open):
@@ -176,11 +304,11 @@ class RunInfo(_Open):
     """What the run did and what failed (instances, answered, calls failed ...), per kind."""
     failure: str | None = None
     """The one line of a failed run (``None`` when it succeeded)."""
-    identity: dict[str, Any] | None = None
+    identity: RunIdentity | None = None
     """What makes two runs the same run (:func:`rescue_bench.engine.runfolder.run_identity`)."""
-    settings: dict[str, Any] | None = None
+    settings: RecordedSettings | None = None
     """The run's settings as the engine's settings model dumps them."""
-    limits: dict[str, Any] | None = None
+    limits: Limits | None = None
     """How long a call may retry (``max_retries``, ``backoff``, ``attempt_timeout``) and the most
     tokens of each role's answer (``max_tokens``: model, judge, simulator)."""
     model: str | None = None
@@ -189,19 +317,19 @@ class RunInfo(_Open):
     request: RequestRecord | None = None
     judge_request: RequestRecord | None = None
     data_files: list[dict[str, str]] | None = None
-    git_revision: dict[str, Any] | None = None
+    git_revision: GitRevision | None = None
     clips: int | None = None
     bertscore: BertscoreUse | None = None
     bertscore_backbone: str | None = None
-    usage: dict[str, Any] | None = None
+    usage: dict[str, Usage] | None = None
     """Token usage per model (``input_tokens``, ``output_tokens``, ``total_tokens``, ``total_cost``)."""
-    usage_by_role: dict[str, Any] | None = None
+    usage_by_role: dict[str, Usage] | None = None
     """The same per role (``model``, ``judge``, ``simulator``, ``drafter``), apart even when two roles
     are one model."""
-    estimate: dict[str, Any] | None = None
+    estimate: Estimate | None = None
     """What the run was estimated to send before it started (:mod:`rescue_bench.engine.dryrun`):
     per role, ``calls`` at most, ``prompt_tokens`` estimated, ``max_output_tokens``."""
-    versions: dict[str, Any] | None = None
+    versions: dict[str, str] | None = None
     created: str | None = None
     log_statuses: list[str | None] | None = None
     """The statuses of the inspect logs the run wrote."""
@@ -216,20 +344,15 @@ class RunInfo(_Open):
             data.setdefault("log_statuses", statuses)
         return data
 
-    def setting(self, key: str) -> Any:
-        """One of the recorded ``settings`` (``None`` when not recorded)."""
-        return (self.settings or {}).get(key)
-
     @property
     def model_name(self) -> str | None:
         """The model of the run: ``model``, else the one in ``settings`` (older files)."""
-        model = self.model or self.setting("model")
-        return None if model is None else str(model)
+        return self.model or (self.settings.model if self.settings is not None else None)
 
     @property
     def identity_kind(self) -> str | None:
         """The kind the run's identity names."""
-        return None if self.identity is None else self.identity.get("kind")
+        return None if self.identity is None else self.identity.kind
 
     @model_serializer(mode="wrap")
     def _ordered(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -387,12 +510,13 @@ def read_run_info(folder_or_file: str | Path) -> RunInfo:
 
 
 InfoT = TypeVar("InfoT", bound=RunInfo)
+SummaryT = TypeVar("SummaryT", bound=RunSummary)
 
 
 @dataclass(frozen=True)
-class RunResult(Generic[InfoT]):
+class RunResult(Generic[InfoT, SummaryT]):
     """What a run driver returns: the summary it wrote and its ``run.json``, so the command that ran it
     prints from them without reading the folder back."""
 
-    summary: dict[str, Any]
+    summary: SummaryT
     info: InfoT

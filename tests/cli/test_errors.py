@@ -63,63 +63,34 @@ def test_the_guard_formats_every_root_error(monkeypatch):
             assert len(lines) == 1 and "a.jsonl" in lines[0] and "bad row" in lines[0], lines
 
 
-def test_a_key_error_in_eval_is_a_bug_not_bad_input(monkeypatch):
-    """`rescue eval` caught KeyError beside a provider's ValueError and printed "error: KeyError:
+RUN_COMMANDS = [
+    ("rescue_bench.engine.run", "run_eval", ["eval"]),
+    ("rescue_bench.engine.agent", "run_agent", ["agent", "eval"]),
+    ("rescue_bench.engine.sim", "run_sim", ["sim", "eval"]),
+    ("rescue_bench.engine.sim", "run_fidelity", ["sim", "fidelity"]),
+]
+"""Each run command: the module and name of the engine's driver it calls, and its argv."""
+
+
+@pytest.mark.parametrize(("module", "name", "argv"), RUN_COMMANDS)
+def test_a_key_error_in_a_run_command_is_a_bug_not_bad_input(monkeypatch, module, name, argv):
+    """A run command that caught KeyError beside a provider's ValueError would print "error: KeyError:
     'x'" as if the input were bad: a KeyError is a bug, reported by the guard as unexpected."""
-    import rescue_bench.engine.run as run
 
     def boom(*args, **kwargs):
         raise KeyError("records")
 
-    monkeypatch.setattr(run, "run_eval", boom)
+    monkeypatch.setattr(importlib.import_module(module), name, boom)
     monkeypatch.delenv("RESCUE_DEBUG", raising=False)
-    result = CliRunner().invoke(app, ["eval", "--limit", "1", "--out", "unused", "--display", "none"])
+    result = CliRunner().invoke(app, [*argv, "--limit", "1", "--out", "unused", "--display", "none"])
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines == ["error: unexpected KeyError: 'records' (set RESCUE_DEBUG=1 for details)"], lines
 
 
-def test_a_key_error_in_agent_eval_is_a_bug_not_bad_input(monkeypatch):
-    import rescue_bench.engine.agent as agent
-
-    def boom(*args, **kwargs):
-        raise KeyError("calls")
-
-    monkeypatch.setattr(agent, "run_agent", boom)
-    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
-    result = CliRunner().invoke(app, ["agent", "eval", "--limit", "1", "--out", "unused", "--display", "none"])
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines == ["error: unexpected KeyError: 'calls' (set RESCUE_DEBUG=1 for details)"], lines
-
-
-def test_a_key_error_in_sim_eval_is_a_bug_not_bad_input(monkeypatch):
-    """`rescue sim eval` caught KeyError and ImportError beside a provider's ValueError: a bug and a
-    missing extra were printed as bad input."""
-    import rescue_bench.engine.sim as sim
-
-    def boom(*args, **kwargs):
-        raise KeyError("episodes")
-
-    monkeypatch.setattr(sim, "run_sim", boom)
-    monkeypatch.delenv("RESCUE_DEBUG", raising=False)
-    result = CliRunner().invoke(app, ["sim", "eval", "--limit", "1", "--out", "unused", "--display", "none"])
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines == ["error: unexpected KeyError: 'episodes' (set RESCUE_DEBUG=1 for details)"], lines
-
-
-@pytest.mark.parametrize(
-    ("module", "name", "argv"),
-    [
-        ("rescue_bench.engine.run", "run_eval", ["eval"]),
-        ("rescue_bench.engine.agent", "run_agent", ["agent", "eval"]),
-        ("rescue_bench.engine.sim", "run_sim", ["sim", "eval"]),
-        ("rescue_bench.engine.sim", "run_fidelity", ["sim", "fidelity"]),
-    ],
-)
+@pytest.mark.parametrize(("module", "name", "argv"), RUN_COMMANDS)
 def test_rescue_debug_shows_the_traceback_of_a_provider_error_too(monkeypatch, module, name, argv):
     """A provider's ValueError (an unknown model API) is one line for users, and under RESCUE_DEBUG=1
     its traceback, like every other error: the run commands' own catch swallowed it."""
-    import importlib
-
     error = ValueError("Model API nope is not recognized")
 
     def boom(*args, **kwargs):

@@ -16,11 +16,11 @@ from rescue_bench.engine.channel import RunChannel
 from rescue_bench.engine.settings import (
     EvalSettings,
     available_cpus,
-    merge_usage,
     plan_workers,
     shard,
     share_connections,
 )
+from rescue_bench.runinfo import Usage, merge_usage
 from rescue_bench.testing import FakeOpenAI
 from tests.reliability.helpers import Responder, expected_counts
 
@@ -88,9 +88,13 @@ def test_static_shards_partition_the_instances(items: list[int], count: int) -> 
 
 
 def test_merge_usage_sums_per_model() -> None:
-    a = {"m": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}
-    b = {"m": {"input_tokens": 2, "output_tokens": 2, "total_tokens": 4, "total_cost": 0.5}, "j": {"input_tokens": 1}}
-    assert merge_usage([a, b]) == {
+    a = {"m": Usage.model_validate({"input_tokens": 3, "output_tokens": 1, "total_tokens": 4})}
+    b = {
+        "m": Usage.model_validate({"input_tokens": 2, "output_tokens": 2, "total_tokens": 4, "total_cost": 0.5}),
+        "j": Usage.model_validate({"input_tokens": 1}),
+    }
+    merged = merge_usage([a, b])
+    assert {name: u.model_dump(exclude_unset=True) for name, u in merged.items()} == {
         "m": {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8, "total_cost": 0.5},
         "j": {"input_tokens": 1, "output_tokens": 0, "total_tokens": 0},
     }

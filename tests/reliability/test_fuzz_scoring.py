@@ -16,14 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rescue_bench.data.load import load_clips
+from rescue_bench.engine.inspect_tasks import INSTANCE_FIELDS
 from rescue_bench.labels import TASKS
 from rescue_bench.scoring import base_record, summarize, with_judge
 from rescue_bench.tasks import build_all
 
 pytestmark = pytest.mark.slow  # the quick lane (-m 'not slow') leaves these end-to-end tests out
-
-INSTANCE_FIELDS = ("id", "task", "sample_id", "scenario", "row", "n_rows", "gold", "candidates", "participants", "client")
-"""What the engine keeps of an instance in the sample metadata (engine.inspect_tasks.INSTANCE_FIELDS)."""
 
 BUILT = build_all(load_clips())
 INSTANCES = {t: [i.model_dump(mode="json", include=set(INSTANCE_FIELDS)) for i in BUILT[t]] for t in TASKS}

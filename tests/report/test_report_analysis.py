@@ -63,8 +63,8 @@ def test_statistic_falls_back_to_exact_when_the_fast_one_disagrees(recs, monkeyp
 def test_missing_judge_gives_no_interval(recs):
     unjudged = [dict(r, judge_score=None, score=None) if r["valid"] else r for r in recs["er"]]
     cis = A.headline_cis({"er": unjudged}, n_resamples=100)
-    assert cis["er"]["both"]["judge"] == {"value": None, "ci_low": None, "ci_high": None, "clips": 13, "chance": None}
-    assert cis["er"]["both"]["intensity"]["value"] is not None
+    assert cis["er"]["both"]["judge"] == A.MetricCI(value=None, ci_low=None, ci_high=None, clips=13, chance=None)
+    assert cis["er"]["both"]["intensity"].value is not None
     assert fmt_ci(cis["er"]["both"]["judge"], "judge") == "–"
 
 
@@ -169,7 +169,7 @@ def test_formats():
     assert fmt(0.86104, "bert") == "0.8610"
     assert fmt(None, "pct") == "–"
     assert fmt(float("nan"), "pct") == "–"
-    assert fmt_ci({"value": 0.5, "ci_low": 0.25, "ci_high": 0.75}, "pct") == "50.00 [25.00, 75.00]"
+    assert fmt_ci(A.MetricCI(value=0.5, ci_low=0.25, ci_high=0.75), "pct") == "50.00 [25.00, 75.00]"
 
 
 def test_the_pooled_interval_resamples_within_scenarios():
@@ -183,5 +183,5 @@ def test_the_pooled_interval_resamples_within_scenarios():
         r["valid"] = True
     cis = A.headline_cis({"rpp": recs}, n_resamples=200)
     both = cis["rpp"]["both"]["accuracy"]
-    assert both["value"] == pytest.approx(0.5)
-    assert both["ci_low"] == pytest.approx(0.5) and both["ci_high"] == pytest.approx(0.5)
+    assert both.value == pytest.approx(0.5)
+    assert both.ci_low == pytest.approx(0.5) and both.ci_high == pytest.approx(0.5)

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from rescue_bench.cli import app
 from rescue_bench.metrics import MIN_CLUSTERS_FOR_INTERVAL, coverage_note
+from rescue_bench.report.analysis import MetricCI
 from rescue_bench.report.tables import fmt_ci
 from tests.factories import make_run
 
@@ -64,8 +65,8 @@ def test_coverage_note_by_hand():
 
 
 def test_fmt_ci_says_unavailable():
-    assert fmt_ci({"value": 1.0, "ci_low": None, "ci_high": None, "clips": 1}, "pct") == "100.00 [no interval: 1 clip]"
-    assert fmt_ci({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}, "pct") == "50.00 [40.00, 60.00]"
+    assert fmt_ci(MetricCI(value=1.0, ci_low=None, ci_high=None, clips=1), "pct") == "100.00 [no interval: 1 clip]"
+    assert fmt_ci(MetricCI(value=0.5, ci_low=0.4, ci_high=0.6), "pct") == "50.00 [40.00, 60.00]"
 
 
 def test_cells_carry_their_chance_level(one_family_clip: Path):

@@ -166,8 +166,8 @@ def test_cis_shrink_with_more_clips(tmp_path: Path):
     for key, run in (("small", small), ("large", large)):
         cis = A.headline_cis(run.records, n_resamples=1000, seed=0)
         width[key] = {
-            (t, m): cis[t]["both"][m]["ci_high"] - cis[t]["both"][m]["ci_low"]
-            for t in HEADLINE for m in HEADLINE[t] if cis[t]["both"][m]["value"] is not None
+            (t, m): (cis[t]["both"][m].ci_high or 0.0) - (cis[t]["both"][m].ci_low or 0.0)
+            for t in HEADLINE for m in HEADLINE[t] if cis[t]["both"][m].value is not None
         }
     assert width["small"].keys() == width["large"].keys()
     for key in width["small"]:

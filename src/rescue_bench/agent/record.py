@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from rescue_bench.agent.points import AGENT_TASK, DecisionPoint
 from rescue_bench.agent.prompts import turn_real_prompt, turn_strategy_prompt
@@ -41,6 +41,61 @@ from rescue_bench.scoring import INVALID_BERTSCORE, INVALID_JUDGE_SCORE
 
 FLOOR_JUDGE = INVALID_JUDGE_SCORE
 FLOOR_BERTSCORE = INVALID_BERTSCORE
+
+
+class EmotionScore(TypedDict):
+    """One client's emotion in ``scores["emotions"]``: scored as an ER answer."""
+
+    client: str
+    gold: dict[str, str | int | None]
+    prediction: Any
+    valid: bool
+    intensity_score: float
+    judge_score: int | None
+    score: float | None
+    bertscore: float | None
+    judge_flagged: NotRequired[bool]
+
+
+class StanceScore(TypedDict):
+    """One source's stances in ``scores["stances"]``: scored as a VP answer."""
+
+    source: str
+    gold: list[dict[str, str]]
+    prediction: Any
+    valid: bool
+    judge_score: int | None
+    bertscore: float | None
+    judge_flagged: NotRequired[bool]
+
+
+class PatternScore(TypedDict):
+    """``scores["pattern"]``: the state's relation pattern against the gold one."""
+
+    gold: str
+    prediction: str | None
+    correct: bool
+
+
+class TurnScore(TypedDict, total=False):
+    """``scores["turn"]``: the agent's turn judged against the real one (and the gold strategy)."""
+
+    valid: bool
+    judge_real: int | None
+    judge_strategy: int | None
+    bertscore: float | None
+    judge_flagged: list[str]
+
+
+class ChainScores(TypedDict):
+    """A chain record's ``scores`` (see the module doc)."""
+
+    emotions: list[EmotionScore]
+    stances: list[StanceScore]
+    pattern: NotRequired[PatternScore]
+    turn: NotRequired[TurnScore]
+    neglect_agent: NotRequired[bool | None]
+    neglect_therapist: NotRequired[bool | None]
 
 
 def _result(results: Mapping[str, Any], step: str) -> Mapping[str, Any] | None:
@@ -88,41 +143,37 @@ def chain_record(
         "turn": turn,
         "recipients": recipients,
     }
-    scores: dict[str, Any] = {"emotions": [], "stances": []}
+    scores: ChainScores = {"emotions": [], "stances": []}
     if state_mode == "explicit":
         for client, g in gold.emotions.items():
             p = (state or {}).get("emotions", {}).get(client)
-            item: dict[str, Any] = {"client": client, "gold": {"emotion": g.emotion, "intensity": g.intensity}, "prediction": p}
+            emotion_gold: dict[str, str | int | None] = {"emotion": g.emotion, "intensity": g.intensity}
             if p is None:
-                item.update(valid=False, intensity_score=float(FLOOR_JUDGE), judge_score=FLOOR_JUDGE, score=float(FLOOR_JUDGE), bertscore=FLOOR_BERTSCORE)
+                item = EmotionScore(
+                    client=client, gold=emotion_gold, prediction=p, valid=False, intensity_score=float(FLOOR_JUDGE),
+                    judge_score=FLOOR_JUDGE, score=float(FLOOR_JUDGE), bertscore=FLOOR_BERTSCORE,
+                )
             else:
-                item.update(valid=True, intensity_score=intensity_score(p["intensity"], g.intensity), judge_score=None, score=None, bertscore=None)
+                item = EmotionScore(
+                    client=client, gold=emotion_gold, prediction=p, valid=True, intensity_score=intensity_score(p["intensity"], g.intensity),
+                    judge_score=None, score=None, bertscore=None,
+                )
             scores["emotions"].append(item)
         for source, items in gold.stances.items():
             p = (state or {}).get("stances", {}).get(source)
-            entry: dict[str, Any] = {
-                "source": source,
-                "gold": [{"target": s.target, "viewpoint": s.viewpoint} for s in items],
-                "prediction": p or None,
-            }
+            stance_gold = [{"target": s.target, "viewpoint": s.viewpoint} for s in items]
             if p:
-                entry.update(valid=True, judge_score=None, bertscore=None)
+                entry = StanceScore(source=source, gold=stance_gold, prediction=p, valid=True, judge_score=None, bertscore=None)
             else:
-                entry.update(valid=False, judge_score=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
+                entry = StanceScore(source=source, gold=stance_gold, prediction=None, valid=False, judge_score=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
             scores["stances"].append(entry)
         if gold.pattern is not None:
             scores["pattern"] = {"gold": gold.pattern, "prediction": prediction["pattern"], "correct": prediction["pattern"] == gold.pattern}
     if gold.turn is not None and intervened:
-        t: dict[str, Any] = {"valid": turn is not None}
-        strategy_gold = gold.whom is not None and gold.how is not None
-        if turn is None:
-            t.update(judge_real=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
-            if strategy_gold:
-                t["judge_strategy"] = FLOOR_JUDGE
-        else:
-            t.update(judge_real=None, bertscore=None)
-            if strategy_gold:
-                t["judge_strategy"] = None
+        floor = turn is None  # a turn owed but not given in usable form scores the floor
+        t: TurnScore = {"valid": not floor, "judge_real": FLOOR_JUDGE if floor else None, "bertscore": FLOOR_BERTSCORE if floor else None}
+        if gold.whom is not None and gold.how is not None:
+            t["judge_strategy"] = FLOOR_JUDGE if floor else None
         scores["turn"] = t
     if gold.distressed is not None:
         scores["neglect_agent"] = (gold.distressed not in recipients) if recipients is not None else None
@@ -200,20 +251,20 @@ def with_judges(record: dict[str, Any], judged: Mapping[str, tuple[int | None, b
             if flagged:
                 scores["turn"].setdefault("judge_flagged", []).append(name)
             continue
-        item = scores[part][int(name)]
-        item["judge_score"] = score
-        item["judge_flagged"] = flagged
         if part == "emotions":
-            item["score"] = (score + item["intensity_score"]) / 2
+            emotion = scores["emotions"][int(name)]
+            emotion.update(judge_score=score, judge_flagged=flagged, score=(score + emotion["intensity_score"]) / 2)
+        else:
+            scores["stances"][int(name)].update(judge_score=score, judge_flagged=flagged)
     return out
 
 
-def _copy_scores(scores: dict[str, Any]) -> dict[str, Any]:
-    out = dict(scores)
-    out["emotions"] = [dict(i) for i in scores.get("emotions", [])]
-    out["stances"] = [dict(i) for i in scores.get("stances", [])]
-    if scores.get("turn") is not None:
-        out["turn"] = dict(scores["turn"])
+def _copy_scores(scores: ChainScores) -> ChainScores:
+    out = scores.copy()
+    out["emotions"] = [i.copy() for i in scores.get("emotions", [])]
+    out["stances"] = [i.copy() for i in scores.get("stances", [])]
+    if "turn" in scores and scores["turn"] is not None:
+        out["turn"] = scores["turn"].copy()
     return out
 
 
@@ -249,5 +300,9 @@ def with_bertscores(record: dict[str, Any], values: Mapping[str, float]) -> dict
             out["scores"]["turn"]["bertscore"] = value
             continue
         part, index = key.split("/", 1)
-        out["scores"][part][int(index)]["bertscore"] = value
+        scores: ChainScores = out["scores"]
+        if part == "emotions":
+            scores["emotions"][int(index)]["bertscore"] = value
+        else:
+            scores["stances"][int(index)]["bertscore"] = value
     return out

@@ -16,9 +16,11 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, cast
 
 import typer
 from pydantic import BaseModel
@@ -32,6 +34,7 @@ from rescue_bench.errors import EXIT_CHECK_FAILED as EXIT_CHECK_FAILED
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.data.models import Clip
     from rescue_bench.labels import CueMode, TaskName
+    from rescue_bench.runinfo import RunInfo
 
 
 MAX_SHOWN_PROBLEMS = 50
@@ -237,6 +240,95 @@ DisplayOption = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The options every run command shares (:func:`run_options` declares them once): how calls go,
+    how the run shows and what it records, and ``--dry-run`` with its prices. A command reads them as
+    ``run.<name>``; :meth:`settings_values` gives the ones naming a settings field."""
+
+    max_connections: int | None = None
+    max_retries: int | None = None
+    timeout: int | None = None
+    temperature: float | None = None
+    judge_max_tokens: int | None = None
+    bertscore_model: str | None = None
+    repair_mojibake: bool = False
+    cache: bool = True
+    seed: int = 0
+    log_samples: bool = True
+    display: str = "full"
+    overwrite: bool = False
+    dry_run: bool = False
+    price_in: float | None = None
+    price_out: float | None = None
+    given: tuple[str, ...] = ()
+    """The options the command declared (the others keep the settings' defaults)."""
+
+    def settings_values(self) -> dict[str, Any]:
+        """The declared options by name (:func:`settings_values` keeps those naming a field)."""
+        return {name: getattr(self, name) for name in self.given}
+
+
+DEFAULT_RUN = RunOptions()
+"""The shared options' defaults (a run command called from Python without them)."""
+
+SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "max_connections": (Optional[int], MaxConnections),  # noqa: UP045 - typer reads the annotation at run time
+    "max_retries": (Optional[int], MaxRetries),  # noqa: UP045
+    "timeout": (Optional[int], Timeout),  # noqa: UP045
+    "temperature": (float, Temperature),
+    "judge_max_tokens": (int, JudgeMaxTokens),
+    "bertscore_model": (Optional[str], BertscoreModel),  # noqa: UP045
+    "repair_mojibake": (bool, RepairMojibake),
+    "cache": (bool, Cache),
+    "seed": (int, Seed),
+    "display": (DisplayOption, "full"),
+    "log_samples": (bool, LogSamples),
+    "overwrite": (OverwriteOption, False),
+    "dry_run": (DryRunOption, False),
+    "price_in": (PriceInOption, None),
+    "price_out": (PriceOutOption, None),
+}
+"""Each shared run option: its annotation and its typer option (or default, for an ``Annotated`` one)."""
+
+ENGINE_RUN = (
+    "max_connections", "max_retries", "timeout", "temperature", "judge_max_tokens", "repair_mojibake", "cache", "seed",
+    "display", "log_samples", "overwrite", "dry_run", "price_in", "price_out",
+)
+"""The shared options of ``rescue eval``, ``rescue agent eval``, ``rescue sim eval`` and ``rescue sim fidelity``."""
+
+
+def run_options(*names: str) -> Callable[[F], F]:
+    """Give a run command the shared options ``names`` (:data:`SHARED_OPTIONS`), declared here once.
+
+    The command takes its own options as parameters and the shared ones as one parameter ``run``
+    (a :class:`RunOptions`); typer sees the shared options after the command's own, so ``--help``
+    lists them and each is checked as any other option."""
+    unknown = set(names) - set(SHARED_OPTIONS)
+    if unknown:
+        raise TypeError(f"no shared run option {sorted(unknown)}")
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func, eval_str=True)  # typer reads the annotations as objects
+        own = [p for p in signature.parameters.values() if p.name != "run"]
+        shared = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=SHARED_OPTIONS[name][1], annotation=SHARED_OPTIONS[name][0])
+            for name in names
+        ]
+
+        @functools.wraps(func)
+        def wrapper(**kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            return func(**kwargs, run=RunOptions(**values, given=names))
+
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+        )
+        return cast(F, wrapper)
+
+    return decorate
+
+
 RUN_INPUT_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 """What a run command reports as bad input although it is no project error: inspect_ai's
 ``ValueError`` for a model API it does not know, and an ``OSError`` for a path that cannot be used.
@@ -311,8 +403,22 @@ def table_console() -> Any:
     return Console() if sys.stdout.isatty() else Console(width=140)
 
 
+def fmt_number(
+    value: float | None, digits: int = 4, *, percent: bool = False, sign: bool = False, suffix: str = "", missing: str = "-"
+) -> str:
+    """A number for a table cell or a line of a command's output, formatted one way everywhere:
+    ``missing`` for none, a whole number with thousands separators, else ``digits`` decimals
+    (``percent``: the share times 100; ``sign``: always signed), then ``suffix``."""
+    if value is None:
+        return missing
+    if isinstance(value, int) and not isinstance(value, bool) and not percent:
+        return f"{value:+,}{suffix}" if sign else f"{value:,}{suffix}"
+    shown = 100 * value if percent else value
+    return f"{shown:{'+' if sign else ''}.{digits}f}{suffix}"
+
+
 def _count(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
+    return fmt_number(value)
 
 
 def print_dry_run(dry: Any, price_in: float | None, price_out: float | None) -> None:
@@ -343,19 +449,19 @@ def print_dry_run(dry: Any, price_in: float | None, price_out: float | None) -> 
                       f"(at {price_in or 0:g} / {price_out or 0:g} per million tokens)", highlight=False, markup=False)
 
 
-def print_usage(info: Any) -> None:
+def print_usage(info: RunInfo) -> None:
     """The tokens a run used, per role (``run.json``'s ``usage_by_role``), beside its estimate."""
     from rich.table import Table
 
     used = info.usage_by_role or {}
     if not used:
         return
-    estimate = (info.estimate or {}).get("by_role", {})
+    estimate = info.estimate.by_role if info.estimate is not None else {}
     table = Table(title="Tokens per role", title_justify="left", show_edge=False)
     for col in ("role", "input tokens", "output tokens", "estimated prompt tokens", "output tokens (at most)"):
         table.add_column(col, justify="left" if col == "role" else "right")
     for role, u in used.items():
-        e = estimate.get(role, {})
-        table.add_row(role, _count(u.get("input_tokens")), _count(u.get("output_tokens")), _count(e.get("prompt_tokens")),
-                      _count(e.get("max_output_tokens")))
+        e = estimate.get(role)
+        table.add_row(role, _count(u.input_tokens), _count(u.output_tokens), _count(e.prompt_tokens if e else None),
+                      _count(e.max_output_tokens if e else None))
     table_console().print(table)

@@ -7,7 +7,7 @@ data: one line per problem naming file, line, clip, row and field), never a trac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
@@ -16,38 +16,31 @@ from rich.table import Table
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.cli._common import (
+    DEFAULT_RUN,
+    ENGINE_RUN,
     RUN_INPUT_ERRORS,
-    BertscoreModel,
-    Cache,
     DataOption,
-    DisplayOption,
-    DryRunOption,
-    JudgeMaxTokens,
-    LogSamples,
-    MaxConnections,
-    MaxRetries,
     MaxTokens,
-    OverwriteOption,
-    PriceInOption,
-    PriceOutOption,
-    RepairMojibake,
-    Seed,
-    Temperature,
-    Timeout,
+    RunOptions,
     check_context,
     check_mode,
     check_model,
     command,
     fail,
+    fmt_number,
     print_dry_run,
     print_usage,
     run_input_error,
+    run_options,
     setting,
     settings_values,
 )
 from rescue_bench.cli.eval import default_out
 from rescue_bench.engine.settings import AgentSettings
 from rescue_bench.labels import is_baseline
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.summary import AgentSummary
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -58,23 +51,20 @@ app = typer.Typer(
 console = Console()
 
 
-def _fmt(value: Any, kind: str) -> str:
-    if value is None:
-        return "-"
-    if kind == "pct":
-        return f"{100 * value:.2f}"
-    return f"{value:.4f}" if kind == "bert" else f"{value:.2f}"
+def _fmt(value: float | None, kind: str) -> str:
+    """A chain metric: percent (2 decimals), BERTScore (4) or a 1-5 score (2)."""
+    return fmt_number(value, 4 if kind == "bert" else 2, percent=kind == "pct")
 
 
-def print_agent_summary(summary: dict[str, Any], title: str) -> None:
+def print_agent_summary(summary: AgentSummary, title: str) -> None:
     """One table per metric group: a row per metric, a column per scenario (percent, 1-5, BERTScore)."""
     from rescue_bench.agent import GROUP_TITLES, GROUPS, METRICS
 
-    per = summary["agent"]
+    per = summary.agent
     console.print(f"[bold]{escape(title)}[/bold]")
     console.print(
-        f"decision points: couple {per['couple']['n']}, family {per['family']['n']}, both {per['both']['n']}; "
-        f"points with an invalid step: {_fmt(per['both']['invalid_rate'], 'pct')}%",
+        f"decision points: couple {per['couple'].n}, family {per['family'].n}, both {per['both'].n}; "
+        f"points with an invalid step: {_fmt(per['both'].invalid_rate, 'pct')}%",
         highlight=False,
     )
     for group in GROUPS:
@@ -84,11 +74,12 @@ def print_agent_summary(summary: dict[str, Any], title: str) -> None:
             table.add_column(scenario, justify="right")
         table.add_column("n (both)", justify="right")
         for m in (m for m in METRICS if m.group == group):
-            table.add_row(m.label, *(_fmt(per[s][m.name], m.kind) for s in ("couple", "family", "both")), str(per["both"]["support"][m.name]))
+            table.add_row(m.label, *(_fmt(per[s].metric(m.name), m.kind) for s in ("couple", "family", "both")), str(per["both"].support[m.name]))
         console.print(table)
 
 
 @command(app, "eval")
+@run_options(*ENGINE_RUN, "bertscore_model")
 def eval_command(
     model: str = setting(AgentSettings, "model", "--model", "-m"),
     judge: Optional[str] = setting(
@@ -104,27 +95,13 @@ def eval_command(
     how_given_gold: bool = setting(AgentOptions, "how_given_gold", "--how-given-gold/--no-how-given-gold"),
     single_task: bool = setting(AgentSettings, "single_task", "--single-task/--no-single-task"),
     limit: Optional[int] = setting(AgentSettings, "limit", "--limit", help="Evaluate only the first N decision points."),
-    max_connections: Optional[int] = MaxConnections,
-    max_retries: Optional[int] = MaxRetries,
-    timeout: Optional[int] = Timeout,
-    temperature: float = Temperature,
     max_tokens: Optional[int] = MaxTokens,
-    judge_max_tokens: int = JudgeMaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/agent-<state>-<model>)."),
     bertscore: bool = setting(AgentSettings, "bertscore", "--bertscore/--no-bertscore", help="Compute BERTScore F1 (state texts, turns, ER/VP)."),
-    bertscore_model: Optional[str] = BertscoreModel,
-    repair_mojibake: bool = RepairMojibake,
-    cache: bool = Cache,
-    seed: int = Seed,
-    display: DisplayOption = "full",
-    log_samples: bool = LogSamples,
-    overwrite: OverwriteOption = False,
-    dry_run: DryRunOption = False,
-    price_in: PriceInOption = None,
-    price_out: PriceOutOption = None,
+    run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Run the agent chain at every decision point; writes results/, summary.json, run.json, single/ and logs."""
-    params = dict(locals())  # the options, by name: those naming a field go to AgentOptions and AgentSettings
+    params = {**locals(), **run.settings_values()}  # the options, by name: those naming a field go to AgentOptions and AgentSettings
     from rescue_bench.agent import STATE_MODES
 
     if state not in STATE_MODES:
@@ -146,10 +123,10 @@ def eval_command(
         )
     )
     try:
-        if dry_run:
-            print_dry_run(run_agent(settings, dry_run=True), price_in, price_out)
+        if run.dry_run:
+            print_dry_run(run_agent(settings, dry_run=True), run.price_in, run.price_out)
             return
-        result = run_agent(settings, display=display, overwrite=overwrite)
+        result = run_agent(settings, display=run.display, overwrite=run.overwrite)
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     print_agent_summary(result.summary, f"{model}: support agent chain (state {state}, {mode})")

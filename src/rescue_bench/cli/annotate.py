@@ -14,20 +14,14 @@ from typing import Optional
 import typer
 
 from rescue_bench.cli._common import (
-    Cache,
-    DisplayOption,
-    DryRunOption,
-    MaxRetries,
-    OverwriteOption,
-    PriceInOption,
-    PriceOutOption,
-    Seed,
-    Timeout,
+    DEFAULT_RUN,
+    RunOptions,
     command,
     data_error_exit,
     fail,
     print_dry_run,
     print_usage,
+    run_options,
     setting,
     settings_values,
 )
@@ -93,6 +87,7 @@ def prepare_command(
 
 
 @command(app, "draft")
+@run_options("max_retries", "timeout", "cache", "seed", "display", "overwrite", "dry_run", "price_in", "price_out")
 def draft_command(
     assets: Path = typer.Argument(..., help="Assets folder made by 'rescue annotate prepare'."),
     model: str = typer.Option(..., "--model", "-m", help="inspect_ai model, e.g. google/gemini-2.5-pro or openai-video/<service>/<model>."),
@@ -106,24 +101,16 @@ def draft_command(
     ),
     segment: Optional[list[str]] = typer.Option(None, "--segment", help="Draft exactly this segment, even when its draft is current (repeatable)."),
     window_cues: int = typer.Option(40, "--window-cues", min=1, help="Cues per request; longer segments go in windows with a carried summary."),
-    max_retries: Optional[int] = MaxRetries,
-    timeout: Optional[int] = Timeout,
     temperature: float = setting(RunSettings, "temperature", "--temperature", help="Sampling temperature."),
     max_tokens: int = typer.Option(DRAFTER_MAX_TOKENS, "--max-tokens", min=1, help="Most tokens per drafter answer (sent with every call)."),
-    cache: bool = Cache,
-    seed: int = Seed,
     run_dir: Optional[Path] = typer.Option(
         None, "--run-dir", help="The draft run's folder: run.json and the inspect logs (default: ASSETS/.draft-run/<model>)."
     ),
-    display: DisplayOption = "full",
-    overwrite: OverwriteOption = False,
-    dry_run: DryRunOption = False,
-    price_in: PriceInOption = None,
-    price_out: PriceOutOption = None,
+    run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Draft each segment that needs it (no draft yet, or one older than its manifest) as a
     release-format clip, merged into the drafts file: the other segments' clips stay as they are."""
-    params = dict(locals())  # the options, by name: those naming a settings field go to DraftSettings
+    params = {**locals(), **run.settings_values()}  # the options, by name: those naming a settings field go to DraftSettings
     from rich.console import Console
     from rich.table import Table
 
@@ -144,10 +131,10 @@ def draft_command(
         )
     )
     try:
-        if dry_run:
-            print_dry_run(run_draft(settings, dry_run=True), price_in, price_out)
+        if run.dry_run:
+            print_dry_run(run_draft(settings, dry_run=True), run.price_in, run.price_out)
             return
-        report = run_draft(settings, display=display, overwrite=overwrite)
+        report = run_draft(settings, display=run.display, overwrite=run.overwrite)
     except (DraftInputError, AssetsError, MediaError) as exc:
         raise fail(str(exc)) from None
     except RunFailed as exc:  # each segment without a draft on its line, then the run's one line

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import EXIT_BAD_INPUT, RepairOption, command, fail, load_data
+from rescue_bench.cli._common import EXIT_BAD_INPUT, RepairOption, command, fail, fmt_number, load_data
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -39,14 +39,8 @@ def _inputs(paths: Optional[Sequence[Path]]) -> list[Path]:
     return list(paths) if paths else [demo_path()]
 
 
-def _fmt(value: Any, key: str) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if key == "therapist_share":
-        return f"{value:.3f}"
-    return f"{value:.2f}"
+def _fmt(value: float | None, key: str) -> str:
+    return fmt_number(value, 3 if key == "therapist_share" else 2)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -12,42 +12,36 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    DEFAULT_RUN,
+    ENGINE_RUN,
     RUN_INPUT_ERRORS,
     Bertscore,
-    BertscoreModel,
-    Cache,
     DataOption,
-    DisplayOption,
-    DryRunOption,
     Judge,
-    JudgeMaxTokens,
     Limit,
-    LogSamples,
-    MaxConnections,
-    MaxRetries,
     MaxTokens,
-    OverwriteOption,
-    PriceInOption,
-    PriceOutOption,
-    RepairMojibake,
-    Seed,
+    RunOptions,
     TasksOption,
-    Temperature,
-    Timeout,
     check_context,
     check_mode,
     check_model,
     check_tasks,
     fail,
+    fmt_number,
     guard,
     print_dry_run,
     print_usage,
     run_input_error,
+    run_options,
     setting,
     settings_values,
 )
 from rescue_bench.engine.settings import ON_OVERFLOW, EvalSettings
 from rescue_bench.labels import JUDGED_TASKS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.runinfo import OverflowReport
+    from rescue_bench.summary import EvalSummary
 
 console = Console()
 
@@ -76,44 +70,36 @@ def check_workers(value: str) -> int | Literal["auto"]:
     return n
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
 def causes_text(causes: dict[str, int] | None) -> str:
     """The non-zero counts of a summary's ``invalid_causes``, compactly, by the names ``summary.json``
     gives them, one per line (``no_json 5``, ``unknown_label 2``)."""
     return "\n".join(f"{cause} {n}" for cause, n in (causes or {}).items() if n) or "-"
 
 
-def print_summary(summary: dict[str, Any], title: str) -> None:
+def print_summary(summary: EvalSummary, title: str) -> None:
     """The summary as one small rich table per task: a row per scenario, a column per metric, and why
     answers were unusable (the invalid answers by cause, and valid answers no judge scored)."""
     from rescue_bench.scoring import HEADLINE
 
     console.print(f"[bold]{escape(title)}[/bold]")
-    for task, per in summary.items():
+    for task, per in summary.root.items():
         table = Table(title=task.upper(), title_justify="left", show_edge=False)
         table.add_column("scenario")
         for col in ("n", "invalid", *HEADLINE[task]):
             table.add_column(col, justify="right")
         table.add_column("unusable", overflow="fold")
-        for scenario, metrics in per.items():
+        for scenario, entry in per.items():
             table.add_row(
                 scenario,
-                str(metrics["n"]),
-                _fmt(metrics["invalid_rate"]),
-                *(_fmt(metrics.get(m)) for m in HEADLINE[task]),
-                escape(causes_text(metrics.get("invalid_causes"))),
+                str(entry.n),
+                fmt_number(entry.invalid_rate),
+                *(fmt_number(entry.metric(m)) for m in HEADLINE[task]),
+                escape(causes_text(entry.invalid_causes)),
             )
         console.print(table)
 
 
-def overflow_lines(report: Any) -> list[str]:
+def overflow_lines(report: OverflowReport | None) -> list[str]:
     """What ``rescue eval`` says at the end about prompts longer than the model's context window
     (``report``: ``run.json``'s :class:`~rescue_bench.runinfo.OverflowReport`); nothing when none was."""
     if report is None or not (report.overflow or report.trimmed):
@@ -145,6 +131,7 @@ def overflow_lines(report: Any) -> list[str]:
 
 
 @guard
+@run_options(*ENGINE_RUN, "bertscore_model")
 def eval_command(
     model: str = setting(EvalSettings, "model", "--model", "-m"),
     judge: Optional[str] = Judge,
@@ -155,29 +142,15 @@ def eval_command(
     assets: Optional[Path] = setting(EvalSettings, "assets", "--assets"),
     context: Optional[int] = setting(EvalSettings, "context", "--context", typer_range=False),
     limit: Optional[int] = Limit,
-    max_connections: Optional[int] = MaxConnections,
-    max_retries: Optional[int] = MaxRetries,
-    timeout: Optional[int] = Timeout,
-    temperature: float = Temperature,
     max_tokens: Optional[int] = MaxTokens,
-    judge_max_tokens: int = JudgeMaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/<model>)."),
     bertscore: bool = Bertscore,
-    bertscore_model: Optional[str] = BertscoreModel,
-    repair_mojibake: bool = RepairMojibake,
-    cache: bool = Cache,
-    seed: int = Seed,
-    display: DisplayOption = "full",
-    log_samples: bool = LogSamples,
-    overwrite: OverwriteOption = False,
     workers: str = setting(EvalSettings, "workers", "--workers"),
     on_overflow: str = setting(EvalSettings, "on_overflow", "--on-overflow"),
-    dry_run: DryRunOption = False,
-    price_in: PriceInOption = None,
-    price_out: PriceOutOption = None,
+    run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
-    params = dict(locals())  # the options, by name: those naming a settings field go to EvalSettings
+    params = {**locals(), **run.settings_values()}  # the options, by name: those naming a settings field go to EvalSettings
     from rescue_bench.labels import RUBRICS
 
     if vp_rubric not in RUBRICS:
@@ -208,35 +181,35 @@ def eval_command(
         )
     )
     try:
-        if dry_run:
-            print_dry_run(estimate_eval(settings), price_in, price_out)
+        if run.dry_run:
+            print_dry_run(estimate_eval(settings), run.price_in, run.price_out)
             return
-        result = run_eval(settings, display=display, overwrite=overwrite)
+        result = run_eval(settings, display=run.display, overwrite=run.overwrite)
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
-    summary, run = result.summary, result.info
+    summary, info = result.summary, result.info
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
-    print_usage(run)
-    judged = [t for t in JUDGED_TASKS if t in summary]
+    print_usage(info)
+    judged = [t for t in JUDGED_TASKS if t in summary.root]
     if judged and not judge:
         console.print(f"note: no --judge given, so {'/'.join(t.upper() for t in judged)} judge scores are empty", highlight=False)
-    video = run.video
+    video = info.video
     if video is not None and video.missing_clips:
         typer.echo(
             f"warning: {video.missing_clips} of {video.instances} instances were not evaluated: row clips are "
             f"missing in {video.assets} (listed in {Path(settings.out) / str(video.missing_file)})",
             err=True,
         )
-    if judged and bertscore and not run.bertscore_backbone:
+    if judged and bertscore and not info.bertscore_backbone:
         console.print(
             "note: BERTScore skipped (install the extra: pip install torch==2.13.0 'rescue-bench[bertscore]')",
             highlight=False,
             markup=False,  # "[bertscore]" is not a rich tag
         )
-    if run.workers_choice is not None:
-        console.print(f"Workers: {run.workers} ({run.workers_choice.reason})", highlight=False, markup=False)
+    if info.workers_choice is not None:
+        console.print(f"Workers: {info.workers} ({info.workers_choice.reason})", highlight=False, markup=False)
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
     if not data:
         console.print(DEMO_NOTE, highlight=False, markup=False)
-    for line in overflow_lines(run.overflow):  # last, where a user looks when the run ends
+    for line in overflow_lines(info.overflow):  # last, where a user looks when the run ends
         typer.echo(line, err=True)

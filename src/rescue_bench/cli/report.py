@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, fail, guard, table_console
+from rescue_bench.cli._common import command, fail, fmt_number, guard, table_console
 
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.report.runs import Run
@@ -122,12 +122,12 @@ agreement_app = typer.Typer(
 )
 
 
-def _pct(value: Any) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+def _pct(value: float | None) -> str:
+    return fmt_number(value, 1, percent=True, suffix="%", missing="–")
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+def _num(value: float | None, digits: int = 3) -> str:
+    return fmt_number(value, digits, missing="–")
 
 
 @command(agreement_app, "score")

@@ -8,7 +8,7 @@ data: one line per problem naming file, line, clip, row and field), never a trac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
@@ -16,30 +16,22 @@ from rich.markup import escape
 from rich.table import Table
 
 from rescue_bench.cli._common import (
+    DEFAULT_RUN,
+    ENGINE_RUN,
     RUN_INPUT_ERRORS,
-    BertscoreModel,
-    Cache,
     DataOption,
-    DisplayOption,
-    DryRunOption,
-    JudgeMaxTokens,
-    LogSamples,
-    MaxConnections,
-    MaxRetries,
-    OverwriteOption,
-    PriceInOption,
-    PriceOutOption,
     RepairMojibake,
+    RunOptions,
     Seed,
-    Temperature,
-    Timeout,
     check_context,
     check_mode,
     command,
     fail,
+    fmt_number,
     print_dry_run,
     print_usage,
     run_input_error,
+    run_options,
     setting,
     settings_values,
 )
@@ -47,6 +39,9 @@ from rescue_bench.cli.eval import default_out
 from rescue_bench.engine.settings import SimSettings
 from rescue_bench.labels import SUMMARY_SCENARIOS
 from rescue_bench.sim.options import SimOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.summary import Interval, SimSummary
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -111,37 +106,38 @@ def check_simulator(simulator: str, sim_model: str | None = None) -> str:
     return simulator
 
 
-def _fmt(value: Any, kind: str) -> str:
-    if value is None:
-        return "-"
-    return f"{100 * value:.1f}" if kind == "pct" else f"{value:.3f}"
+def _fmt(value: float | None, kind: str) -> str:
+    """A closed-loop number: percent (1 decimal) or a value (3)."""
+    return fmt_number(value, 1 if kind == "pct" else 3, percent=kind == "pct")
 
 
-def print_sim_summary(summary: dict[str, Any], title: str) -> None:
+def _cell(v: Interval, kind: str) -> str:
+    """A metric with its interval: ``value [low, high]``."""
+    return f"{_fmt(v.value, kind)} [{_fmt(v.ci_low, kind)}, {_fmt(v.ci_high, kind)}]" if v.value is not None else "-"
+
+
+def print_sim_summary(summary: SimSummary, title: str) -> None:
     from rescue_bench.sim import METRICS
 
-    per = summary["sim"]
+    per = summary.sim
     console.print(f"[bold]{escape(title)}[/bold]")
     table = Table(show_edge=False)
     table.add_column("metric [95% CI over clips]")
     for s in SUMMARY_SCENARIOS:
-        table.add_column(f"{s} ({per[s]['episodes']} ep.)", justify="right")
+        table.add_column(f"{s} ({per[s].episodes} ep.)", justify="right")
     for m in METRICS:
-        cells = []
-        for s in SUMMARY_SCENARIOS:
-            v = per[s][m.name]
-            cells.append(f"{_fmt(v['value'], m.kind)} [{_fmt(v['ci_low'], m.kind)}, {_fmt(v['ci_high'], m.kind)}]" if v["value"] is not None else "-")
-        table.add_row(m.name + (" (%)" if m.kind == "pct" else ""), *cells)
+        table.add_row(m.name + (" (%)" if m.kind == "pct" else ""), *(_cell(per[s].metric(m.name), m.kind) for s in SUMMARY_SCENARIOS))
     console.print(table)
     both = per["both"]
     console.print(
-        f"headline: normalised J {_fmt(both['normalised']['value'], 'num')} (0 = the run's best constant policy, "
-        f"{both.get('floor_policy') or 'none'}; 1 = the optimum); {both.get('interval')}",
+        f"headline: normalised J {_fmt(both.metric('normalised').value, 'num')} (0 = the run's best constant policy, "
+        f"{both.floor_policy or 'none'}; 1 = the optimum); {both.interval}",
         highlight=False, markup=False,
     )
 
 
 @command(app, "eval")
+@run_options(*ENGINE_RUN)
 def eval_command(
     model: str = setting(SimSettings, "model", "--model", "-m"),
     simulator: str = Simulator,
@@ -159,27 +155,14 @@ def eval_command(
     context: int = setting(SimOptions, "context", "--context", typer_range=False),
     subgroups: bool = setting(SimOptions, "subgroups", "--subgroups"),
     limit: Optional[int] = setting(SimSettings, "limit", "--limit", help="Run only the first N episodes."),
-    max_connections: Optional[int] = MaxConnections,
-    max_retries: Optional[int] = MaxRetries,
-    timeout: Optional[int] = Timeout,
-    temperature: float = Temperature,
     max_tokens: Optional[int] = setting(SimSettings, "max_tokens", "--max-tokens", help="Most tokens per answer of a model agent (sent with every call)."),
     simulator_max_tokens: int = SimulatorMaxTokens,
-    judge_max_tokens: int = JudgeMaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/sim-<model>-<simulator>)."),
-    repair_mojibake: bool = RepairMojibake,
-    cache: bool = Cache,
-    seed: int = Seed,
-    display: DisplayOption = "full",
-    log_samples: bool = LogSamples,
     max_failed_share: float = MaxFailedShare,
-    overwrite: OverwriteOption = False,
-    dry_run: DryRunOption = False,
-    price_in: PriceInOption = None,
-    price_out: PriceOutOption = None,
+    run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Run closed-loop episodes; writes results/sim.jsonl, summary.json, run.json (and logs with a model)."""
-    params = dict(locals())  # the options, by name: those naming a field go to SimOptions and SimSettings
+    params = {**locals(), **run.settings_values()}  # the options, by name: those naming a field go to SimOptions and SimSettings
     from rescue_bench.agent import STATE_MODES
 
     if state not in STATE_MODES:
@@ -203,10 +186,10 @@ def eval_command(
         )
     )
     try:
-        if dry_run:
-            print_dry_run(run_sim(settings, dry_run=True), price_in, price_out)
+        if run.dry_run:
+            print_dry_run(run_sim(settings, dry_run=True), run.price_in, run.price_out)
             return
-        result = run_sim(settings, display=display, overwrite=overwrite)
+        result = run_sim(settings, display=run.display, overwrite=run.overwrite)
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     warn_failed_steps(result.info.counts, settings.max_failed_share)
@@ -224,6 +207,7 @@ def eval_command(
 
 
 @command(app, "fidelity")
+@run_options(*ENGINE_RUN, "bertscore_model")
 def fidelity_command(
     simulator: str = Simulator,
     sim_model: Optional[str] = SimModel,
@@ -234,28 +218,14 @@ def fidelity_command(
     data: DataOption = None,
     mode: str = Mode,
     limit: Optional[int] = setting(SimSettings, "limit", "--limit", help="Compare only the first N decision points."),
-    max_connections: Optional[int] = MaxConnections,
-    max_retries: Optional[int] = MaxRetries,
-    timeout: Optional[int] = Timeout,
-    temperature: float = Temperature,
     simulator_max_tokens: int = SimulatorMaxTokens,
-    judge_max_tokens: int = JudgeMaxTokens,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: rescue_runs/fidelity-<simulator>)."),
     bertscore: bool = setting(SimSettings, "bertscore", "--bertscore/--no-bertscore", help="BERTScore F1 of each simulated turn against the real one."),
-    bertscore_model: Optional[str] = BertscoreModel,
-    repair_mojibake: bool = RepairMojibake,
-    cache: bool = Cache,
-    seed: int = Seed,
-    display: DisplayOption = "full",
-    log_samples: bool = LogSamples,
     max_failed_share: float = MaxFailedShare,
-    overwrite: OverwriteOption = False,
-    dry_run: DryRunOption = False,
-    price_in: PriceInOption = None,
-    price_out: PriceOutOption = None,
+    run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """A simulator's first step against what really happened next, at every decision point."""
-    params = dict(locals())  # the options, by name: those naming a settings field go to SimSettings
+    params = {**locals(), **run.settings_values()}  # the options, by name: those naming a settings field go to SimSettings
     from rescue_bench.sim.fidelity import FIDELITY_METRICS
 
     check_simulator(simulator, sim_model)
@@ -273,34 +243,29 @@ def fidelity_command(
         )
     )
     try:
-        if dry_run:
-            print_dry_run(run_fidelity(settings, dry_run=True), price_in, price_out)
+        if run.dry_run:
+            print_dry_run(run_fidelity(settings, dry_run=True), run.price_in, run.price_out)
             return
-        result = run_fidelity(settings, display=display, overwrite=overwrite)
+        result = run_fidelity(settings, display=run.display, overwrite=run.overwrite)
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     warn_failed_steps(result.info.counts, settings.max_failed_share)
     summary = result.summary
-    per = summary["fidelity"]
+    per = summary.fidelity
     console.print(f"[bold]{escape(simulator)}: its steps against what the session annotates next, beside floors[/bold]")
     table = Table(show_edge=False)
     table.add_column("metric [95% CI over clips]")
     for s in SUMMARY_SCENARIOS:
-        table.add_column(f"{s} ({per[s]['points']} pts)", justify="right")
+        table.add_column(f"{s} ({per[s].points} pts)", justify="right")
     for key, kind, label in FIDELITY_METRICS:
-        cells = []
-        for s in SUMMARY_SCENARIOS:
-            v = per[s][key]
-            k = "pct" if kind == "pct" else "num"
-            cells.append(f"{_fmt(v['value'], k)} [{_fmt(v['ci_low'], k)}, {_fmt(v['ci_high'], k)}]" if v["value"] is not None else "-")
-        table.add_row(label + (" (%)" if kind == "pct" else ""), *cells)
+        table.add_row(label + (" (%)" if kind == "pct" else ""), *(_cell(per[s].metric(key), kind) for s in SUMMARY_SCENARIOS))
     console.print(table)
     labels = {key: label.strip() for key, _, label in FIDELITY_METRICS}
-    for key, floors in per["both"]["beaten_by"].items():
+    for key, floors in per["both"].beaten_by.items():
         if floors:
             console.print(f"warning: '{labels[key]}' does not beat {', '.join(floors)}", highlight=False, markup=False)
-    for check in summary.get("checks", []):
-        console.print(f"check {'passed' if check['passed'] else 'FAILED'}: {check['check']}: {check['why']}", highlight=False, markup=False)
+    for check in summary.checks:
+        console.print(f"check {'passed' if check.passed else 'FAILED'}: {check.check}: {check.why}", highlight=False, markup=False)
     print_usage(result.info)
     console.print(f"Results in {settings.out} (rescue report {settings.out})", highlight=False, markup=False)
 
@@ -379,4 +344,4 @@ def print_model(model: Any) -> None:
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.2f}"
+    return fmt_number(value, 2, sign=True)

@@ -84,7 +84,8 @@ from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.labels import is_baseline
 from rescue_bench.parse import parse_judge
 from rescue_bench.records import ResultRow
-from rescue_bench.runinfo import AblationRunInfo, AgentCalls, AgentRunInfo, BertscoreUse, RunResult
+from rescue_bench.runinfo import AblationRunInfo, AgentCalls, AgentRunInfo, BertscoreUse, RecordedSettings, RunResult
+from rescue_bench.summary import AgentSummary, summary_json
 from rescue_bench.task_table import rule
 
 POINT_KEY = "rescue_point"
@@ -246,12 +247,12 @@ def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | 
 
 
 @overload
-def run_agent(settings: AgentSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[AgentRunInfo]: ...
+def run_agent(settings: AgentSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[AgentRunInfo, AgentSummary]: ...
 @overload
 def run_agent(settings: AgentSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[True]) -> DryRun: ...
 def run_agent(
     settings: AgentSettings, *, display: str = "full", overwrite: bool = False, dry_run: bool = False
-) -> RunResult[AgentRunInfo] | DryRun:
+) -> RunResult[AgentRunInfo, AgentSummary] | DryRun:
     """Run the chain (and the single-task ablation) and write the output folder; returns the summary
     and the ``run.json`` written (``dry_run``: the estimate of what the run would send, nothing sent
     or written).
@@ -282,7 +283,7 @@ def run_agent(
             return estimate
         start = start_run(settings.out, AGENT_TASK, settings, overwrite=overwrite, estimate=estimate.record())
         # one bound on calls in flight over the chain, the single tasks and the judge
-        channel = RunChannel(max_calls=settings.max_connections)
+        channel = RunChannel[Any](max_calls=settings.max_connections)  # the chain's records and the single tasks' result records
         common = task_args(settings)
         tasks = []
         if chosen:
@@ -302,15 +303,15 @@ def run_agent(
         records = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
         single_instances = [i for _, items in singles.values() for i in items]
         single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None, channel.errors)
-        unanswered = {r["id"]: r["error"] for r in [*records, *single_records] if r["id"] not in collected}
-        evaluated = Evaluated(
+        unanswered = {r["id"]: r["error"] or "no answer" for r in [*records, *single_records] if r["id"] not in collected}
+        evaluated = Evaluated[Any](
             [*records, *single_records], {}, [], unanswered=unanswered, logs=[str(log.location) for log in logs],
             requests=dict(channel.requests), role_usage=role_usage(logs),
         )
         drop_stale_logs(Path(settings.out), evaluated.logs)
         outcome = run_status(evaluated.records, evaluated, absorbed=[e for _, e in channel.failures])
         return write_agent_outputs(
-            start, records, cast(list[ResultRow], single_records), logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
+            start, records, single_records, logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
         )
 
 
@@ -356,8 +357,8 @@ def write_agent_outputs(
     clips: int,
     points: Sequence[DecisionPoint],
     outcome: RunStatus | None = None,
-    evaluated: Evaluated | None = None,
-) -> RunResult[AgentRunInfo]:
+    evaluated: Evaluated[Any] | None = None,
+) -> RunResult[AgentRunInfo, AgentSummary]:
     """BERTScore, then ``results/agent.jsonl``, ``summary.json``, ``single/`` and ``run.json``;
     returns the summary and the ``run.json`` written.
 
@@ -377,11 +378,11 @@ def write_agent_outputs(
         backbone = backbone or single_backbone
     records.sort(key=lambda r: (r["sample_id"], r["row"]))
     write_jsonl(out / "results" / f"{AGENT_TASK}.jsonl", records)
-    summary = {AGENT_TASK: summarize_chain(records)}
+    summary = AgentSummary.model_validate({AGENT_TASK: summarize_chain(records)})
     if failed:
         (out / "summary.json").unlink(missing_ok=True)
     else:
-        write_json(out / "summary.json", summary)
+        write_json(out / "summary.json", summary_json(summary))
     if single:
         folder = out / SINGLE_DIR
         if failed:
@@ -393,7 +394,7 @@ def write_agent_outputs(
             ablation_of=str(out),
             model=settings.model,
             judge=settings.judge,
-            settings={"model": settings.model, "data": settings.data, "mode": settings.options.mode, "context": settings.options.context},
+            settings=RecordedSettings(model=settings.model, data=settings.data, mode=settings.options.mode, context=settings.options.context),
             bertscore_backbone=backbone,
             created=now(),
         ).write(folder)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -135,7 +136,7 @@ class DraftChannel:
         from rescue_bench.engine.channel import RunChannel
 
         self.jobs = jobs
-        self.run = RunChannel(max_calls=max_calls)
+        self.run = RunChannel[Mapping[str, object]](max_calls=max_calls)  # it keeps no records
         """The run's call slots and circuit (every drafting call holds a slot)."""
         self.results: dict[str, dict[str, Any]] = {}
         self.errors: dict[str, str] = {}

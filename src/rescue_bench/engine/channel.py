@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, cast
+from typing import Any, Generic, TypeVar
 
 from rescue_bench.errors import RescueError
+from rescue_bench.runinfo import GenerateRequest
+
+RecordT = TypeVar("RecordT", bound=Mapping[str, object])
 
 DEFAULT_SLOTS = 10
 """inspect_ai's per-model connection limit for most providers: the calls in flight of a run without
@@ -68,15 +71,15 @@ class CallsStopped(RescueError):
     """A call the run did not send: the calls before it failed in a row (see the module doc)."""
 
 
-class RunChannel:
+class RunChannel(Generic[RecordT]):
     """What the tasks of one run share with its driver (records out, call slots in, the circuit)."""
 
     def __init__(self, on_record: Callable[[], None] | None = None, max_calls: int | None = None) -> None:
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, RecordT] = {}
         """Records by instance id, as the scorer makes them."""
         self.failures: list[tuple[str, str]] = []
         """Calls that failed after their retries and were absorbed (an agent step, a judge call): (kind, error)."""
-        self.requests: dict[str, dict[str, Any]] = {}
+        self.requests: dict[str, GenerateRequest] = {}
         """The first request of each kind (``model``, ``judge``) as it went on the wire (:meth:`note_request`)."""
         self.errors: dict[str, str] = {}
         """Why the call of a sample failed after its retries, by sample id (:func:`call_error`)."""
@@ -88,13 +91,14 @@ class RunChannel:
         self._failed_in_a_row = 0
         self._last_error = ""
 
-    def keep(self, record: Mapping[str, Any]) -> None:
+    def keep(self, record: RecordT) -> None:
         """Keep the scorer's record of an instance (the first time: tell the progress callback).
 
         A task's result record (:class:`~rescue_bench.records.ResultRow`), the agent's chain record
         or an episode: kept as the plain dict it is."""
-        new = record["id"] not in self.records
-        self.records[record["id"]] = cast(dict[str, Any], record)
+        key = str(record["id"])
+        new = key not in self.records
+        self.records[key] = record
         if new and self._on_record is not None:
             self._on_record()
 
@@ -157,7 +161,7 @@ SENT_KEYS = ("model", "temperature", "seed", "max_tokens", "max_completion_token
 """The request parameters recorded in ``run.json`` (``roles`` is added: the messages' roles)."""
 
 
-def last_request() -> dict[str, Any] | None:
+def last_request() -> GenerateRequest | None:
     """The parameters and message roles of the current sample's last model call that went on the wire."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import transcript
@@ -169,7 +173,7 @@ def last_request() -> dict[str, Any] | None:
             sent: dict[str, Any] = {key: request[key] for key in SENT_KEYS if key in request}
             if isinstance(messages, list):
                 sent["roles"] = [m.get("role") for m in messages if isinstance(m, dict)]
-            return sent
+            return GenerateRequest.model_validate(sent)
         if isinstance(event, ModelEvent):
             return None  # the last call was answered from the cache
     return None

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from rescue_bench.runinfo import Estimate
+
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.agent import DecisionPoint
     from rescue_bench.engine.plan import RunPlan
@@ -111,9 +113,9 @@ class DryRun:
         most = self.max_output_tokens
         return self.prompt_tokens * price_in / 1e6, None if most is None else most * price_out / 1e6
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Estimate:
         """``run.json``'s ``estimate``: the totals per role, and how they were made."""
-        return {"by_role": self.by_role(), "chars_per_token": CHARS_PER_TOKEN, "notes": list(self.notes)}
+        return Estimate.model_validate({"by_role": self.by_role(), "chars_per_token": CHARS_PER_TOKEN, "notes": list(self.notes)})
 
 
 def _chars(*texts: str | None) -> int:

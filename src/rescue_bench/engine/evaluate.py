@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from rescue_bench.engine.settings import (
     Evaluated,
@@ -22,19 +22,20 @@ from rescue_bench.engine.settings import (
     RunSettings,
     eval_args,
     judge_config,
-    merge_usage,
     share_connections,
     task_args,
 )
 from rescue_bench.engine.settings import shard as shard_of
 from rescue_bench.labels import Rubric
+from rescue_bench.records import ResultRow
+from rescue_bench.runinfo import Usage, merge_usage
 from rescue_bench.tasks.instance import Instance
 
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.engine.plan import RunPlan
 
 
-def log_usage(logs: Sequence[Any]) -> dict[str, Any]:
+def log_usage(logs: Sequence[Any]) -> dict[str, Usage]:
     """Token usage per model, summed over the logs (headers only: no sample is loaded)."""
     parts = []
     for log in logs:
@@ -47,31 +48,32 @@ ROLE_OF = {"grader": "judge", "simulator": "simulator"}
 """Our name of each inspect_ai model role a run binds (the judge is inspect_ai's ``grader``)."""
 
 
-def role_usage(logs: Sequence[Any], main: str = "model") -> dict[str, Any]:
+def role_usage(logs: Sequence[Any], main: str = "model") -> dict[str, Usage]:
     """Token usage per role, summed over the logs (headers only): the judge and the simulator from
     inspect_ai's usage per role, and ``main`` (the model under evaluation, or the drafter), the rest:
     so each role has its own count even when two roles are the same model."""
-    roles: list[dict[str, Any]] = []
+    roles: list[dict[str, Usage]] = []
     for log in logs:
         for role, u in (log.stats.role_usage if log.stats and log.stats.role_usage else {}).items():
             roles.append({ROLE_OF.get(role, role): _usage(u)})
     by_role = merge_usage(roles)
     total = merge_usage([{main: part} for part in log_usage(logs).values()]).get(main)
     if total is not None:
-        rest = {k: v - sum(r.get(k, 0) or 0 for r in by_role.values()) for k, v in total.items() if isinstance(v, int | float)}
-        if any(rest.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")):
+        rest = total - merge_usage([{main: r} for r in by_role.values()]).get(main, Usage())
+        if rest.input_tokens or rest.output_tokens or rest.total_tokens:
             by_role = {main: rest, **by_role}
     return by_role
 
 
-def _usage(u: Any) -> dict[str, Any]:
-    part = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0, "total_tokens": u.total_tokens or 0}
+def _usage(u: Any) -> Usage:
+    """inspect_ai's ``ModelUsage``: the counts a run records, and the cost when there is one."""
+    part = Usage(input_tokens=u.input_tokens or 0, output_tokens=u.output_tokens or 0, total_tokens=u.total_tokens or 0)
     if getattr(u, "total_cost", None) is not None:
-        part["total_cost"] = u.total_cost
+        part.total_cost = u.total_cost
     return part
 
 
-def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> dict[str, Any]:
+def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> ResultRow:
     """The record of a sample that got no answer (the call failed after its retries): invalid."""
     from rescue_bench.engine.inspect_tasks import INSTANCE_FIELDS
     from rescue_bench.scoring import base_record, with_authors_judge
@@ -80,7 +82,7 @@ def _unscored(instance: Instance, error: str | None, authors_rubric: bool) -> di
     record = base_record(instance.model_dump(mode="json", include=set(INSTANCE_FIELDS)), None, error=f"no answer: {error}" if error else "no answer")
     if authors_rubric and rule(record["task"]).authors_rubric:
         record = with_authors_judge(record, None)
-    return cast(dict[str, Any], record)  # a ResultRow, as the records of the run travel
+    return record
 
 
 def sample_errors(logs: Sequence[Any], wanted: set[str]) -> dict[str, str]:
@@ -95,11 +97,11 @@ def sample_errors(logs: Sequence[Any], wanted: set[str]) -> dict[str, str]:
 
 def gather_records(
     chosen: Sequence[Instance],
-    collected: dict[str, dict[str, Any]],
+    collected: dict[str, ResultRow],
     logs: Sequence[Any],
     judged_rubric: Rubric | None,
     known: dict[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ResultRow]:
     """One record per instance of ``chosen``: the scorer's, else an invalid "no answer" record.
 
     ``judged_rubric`` is the VP rubric of a judged run (``None``: no judge). ``known``: the error of
@@ -113,7 +115,7 @@ def gather_records(
     return [collected.get(inst.id) or _unscored(inst, errors.get(inst.id), authors) for inst in chosen]
 
 
-def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | None = None, on_record: Callable[[], None] | None = None) -> Evaluated:
+def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | None = None, on_record: Callable[[], None] | None = None) -> Evaluated[ResultRow]:
     """Run the instances of ``plan`` through inspect_ai; write nothing but logs. The same path in one
     process and in each worker of a multi-worker run.
 
@@ -130,7 +132,7 @@ def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | N
     # inspect_ai's own per-model bound is the run's total (run_inspect); the channel's is the one that
     # binds: one bound on calls in flight over all tasks, model and judge together, with which the six
     # tasks run at the same time (sequential tasks left the CPU idle at each task's tail and start)
-    channel = RunChannel(on_record, max_calls=share_connections(settings.max_connections, count)[index])
+    channel = RunChannel[ResultRow](on_record, max_calls=share_connections(settings.max_connections, count)[index])
     parts = [(t, shard_of(t.chosen, index, count)) for t in plan.tasks]
     tasks = [
         rescue_task(
@@ -151,7 +153,7 @@ def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | N
     logs = run_inspect(tasks, settings, display=display)
     evaluated = [inst for _, chosen in parts for inst in chosen]
     records = gather_records(evaluated, channel.records, logs, settings.vp_rubric if settings.judge else None, channel.errors)
-    unanswered = {r["id"]: r["error"] for inst, r in zip(evaluated, records) if inst.id not in channel.records}
+    unanswered = {r["id"]: r["error"] or "no answer" for inst, r in zip(evaluated, records) if inst.id not in channel.records}
     return Evaluated(
         records,
         log_usage(logs),

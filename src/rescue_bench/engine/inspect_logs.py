@@ -18,7 +18,7 @@ fit the result record's schema; two logs of one task in one run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import TASKS
 from rescue_bench.records import ResultRow
-from rescue_bench.runinfo import EvalRunInfo
+from rescue_bench.runinfo import EvalRunInfo, RecordedSettings, Usage, merge_usage
 from rescue_bench.scoring import ResultRecord
 
 SCORER = "rescue_scorer"
@@ -66,7 +66,7 @@ class TaskLog:
     context: int | None
     vp_rubric: str | None
     created: str
-    usage: dict[str, dict[str, Any]]
+    usage: dict[str, Usage]
     records: list[ResultRow]
 
     @property
@@ -98,16 +98,15 @@ class LoggedRun:
         """What ``run.json`` would say of the run: model, judge, the task parameters, the first log's
         start and the token usage summed over the logs."""
         first = self.logs[0]
-        settings: dict[str, Any] = {"data": first.data, "mode": first.mode, "context": first.context}
         rubrics = {log.vp_rubric for log in self.logs if log.task == "vp"}
-        if rubrics:
-            settings["vp_rubric"] = rubrics.pop()
+        rubric = {"vp_rubric": rubrics.pop()} if rubrics else {}
+        settings = RecordedSettings.model_validate({"data": first.data, "mode": first.mode, "context": first.context, **rubric})
         return EvalRunInfo(
             model=first.model,
             judge=first.judge,
             settings=settings,
             created=min(log.created for log in self.logs),
-            usage=_summed_usage(log.usage for log in self.logs),
+            usage=merge_usage([log.usage for log in self.logs]),
         )
 
 
@@ -175,7 +174,7 @@ def read_task_log(file: Path) -> TaskLog:
         context=(spec.metadata or {}).get("context"),
         vp_rubric=(spec.metadata or {}).get("vp_rubric"),
         created=spec.created,
-        usage={model: usage.model_dump(exclude_none=True) for model, usage in (header.stats.model_usage or {}).items()},
+        usage={model: Usage.model_validate(usage.model_dump(exclude_none=True)) for model, usage in (header.stats.model_usage or {}).items()},
         records=_records(file, task, samples),
     )
 
@@ -239,18 +238,6 @@ def _grader(roles: dict[str, Any] | None) -> str | None:
         return None
     configs = bound if isinstance(bound, list) else [bound]
     return ", ".join(str(config.model) for config in configs)
-
-
-def _summed_usage(usages: Iterable[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Token counts (and cost, when known) per model, added up over logs."""
-    out: dict[str, dict[str, Any]] = {}
-    for usage in usages:
-        for model, counts in usage.items():
-            total = out.setdefault(model, {})
-            for key, value in counts.items():
-                if isinstance(value, int | float):
-                    total[key] = total.get(key, 0) + value
-    return out
 
 
 def _local_path(name: str) -> Path:

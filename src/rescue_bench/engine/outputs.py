@@ -22,16 +22,18 @@ from rescue_bench.engine.runfolder import RunStart, RunStatus, counts, failure_l
 from rescue_bench.engine.runfolder import versions as versions  # rescue review export-practice records them too
 from rescue_bench.engine.settings import JUDGE_TEMPERATURE, EvalSettings, Evaluated, RunSettings
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
-from rescue_bench.records import ResultRow, Summary
+from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import (
     BertscoreUse,
     EvalRunInfo,
+    GenerateRequest,
     OverflowReport,
     RequestRecord,
     RunResult,
     VideoReport,
     WorkersChoice,
 )
+from rescue_bench.summary import EvalSummary, summary_json
 
 
 def judge_fingerprint() -> str:
@@ -78,7 +80,7 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_json(path, obj)
 
 
-def write_results(folder: Path, records: list[ResultRow]) -> Summary:
+def write_results(folder: Path, records: list[ResultRow]) -> EvalSummary:
     """``folder/results/<task>.jsonl`` and ``folder/summary.json`` of task records; returns the summary.
 
     The records are put in one canonical order (task, clip, row) first, and the summary is computed
@@ -94,17 +96,17 @@ def write_results(folder: Path, records: list[ResultRow]) -> Summary:
         by_task.setdefault(record["task"], []).append(record)
     for name, rows in by_task.items():
         write_jsonl(folder / "results" / f"{name}.jsonl", rows)
-    summary = summarize(records)
-    write_json(folder / "summary.json", summary)
+    summary = EvalSummary.model_validate(summarize(records))
+    write_json(folder / "summary.json", summary_json(summary))
     return summary
 
 
-def intended_request(settings: RunSettings) -> dict[str, Any]:
+def intended_request(settings: RunSettings) -> GenerateRequest:
     """The generation settings a run means to send with every call of the model under evaluation."""
-    return {"temperature": settings.temperature, "seed": settings.seed, "max_tokens": settings.max_tokens, "system_role": "system"}
+    return GenerateRequest(temperature=settings.temperature, seed=settings.seed, max_tokens=settings.max_tokens, system_role="system")
 
 
-def request_record(intended: dict[str, Any], sent: dict[str, Any] | None, previous: RequestRecord | None) -> RequestRecord:
+def request_record(intended: GenerateRequest, sent: GenerateRequest | None, previous: RequestRecord | None) -> RequestRecord:
     """``run.json``'s record of a request: intended beside sent (kept from the run being resumed when
     every reply came from the cache this time)."""
     if sent is None and previous is not None and previous.sent:
@@ -112,7 +114,7 @@ def request_record(intended: dict[str, Any], sent: dict[str, Any] | None, previo
     return RequestRecord(intended=intended, sent=sent, sent_by="this run" if sent is not None else None)
 
 
-def run_status(records: Sequence[Mapping[str, Any]], evaluated: Evaluated, absorbed: list[str] | None = None) -> RunStatus:
+def run_status(records: Sequence[Mapping[str, Any]], evaluated: Evaluated[Any], absorbed: list[str] | None = None) -> RunStatus:
     """``status``, ``counts`` and ``failure`` of ``run.json`` (``failure`` is the one line of a failed run).
 
     ``absorbed``: errors of calls that failed and that the caller went on without (an agent's chain
@@ -152,13 +154,13 @@ def overflow_failure(report: OverflowReport, records: Sequence[ResultRow]) -> st
 
 def write_outputs(
     start: RunStart,
-    evaluated: Evaluated,
+    evaluated: Evaluated[ResultRow],
     *,
     clips: int,
     workers: int = 1,
-    choice: dict[str, Any] | None = None,
-    video: dict[str, Any] | None = None,
-) -> RunResult[EvalRunInfo]:
+    choice: WorkersChoice | None = None,
+    video: VideoReport | None = None,
+) -> RunResult[EvalRunInfo, EvalSummary]:
     """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary and the run info.
 
     ``start``: the run's claim on its folder (its settings, and the ``run.json`` it resumes);
@@ -171,7 +173,7 @@ def write_outputs(
 
     settings = cast(EvalSettings, start.settings)
     out = Path(settings.out)
-    records = cast(list[ResultRow], evaluated.records)  # an eval run's records are all result records
+    records = evaluated.records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
     outcome = run_status(records, evaluated)
     overflow = overflow_report(records, settings.on_overflow)
@@ -195,24 +197,24 @@ def write_outputs(
         context_windows={t: options.window(t) for t in DEFAULT_CONTEXT},
         clips=clips,
         workers=workers,
-        workers_choice=None if choice is None else WorkersChoice.model_validate(choice),
+        workers_choice=choice,
         bertscore=BertscoreUse(requested=settings.bertscore, used=backbone is not None, backbone=backbone),
         bertscore_backbone=backbone,
         usage=evaluated.usage,
         usage_by_role=evaluated.role_usage,
         log_statuses=evaluated.statuses,
         overflow=overflow,
-        **({"video": VideoReport.model_validate(video)} if video is not None else {}),
+        **({"video": video} if video is not None else {}),
     )
     return RunResult(summary, info)
 
 
-def judge_intended(settings: RunSettings) -> dict[str, Any]:
+def judge_intended(settings: RunSettings) -> GenerateRequest:
     """What the judge is meant to be sent (:data:`~rescue_bench.engine.settings.JUDGE_TEMPERATURE`, the seed)."""
-    return {"temperature": JUDGE_TEMPERATURE, "seed": settings.seed, "max_tokens": settings.judge_max_tokens, "system_role": "system"}
+    return GenerateRequest(temperature=JUDGE_TEMPERATURE, seed=settings.seed, max_tokens=settings.judge_max_tokens, system_role="system")
 
 
-def write_failed_results(folder: Path, records: list[ResultRow]) -> Summary:
+def write_failed_results(folder: Path, records: list[ResultRow]) -> EvalSummary:
     """``results/`` of a failed run, and no ``summary.json`` (a stale one is removed): its numbers
     would mix the model's answers with calls that never reached it. Returns an empty summary."""
     (folder / "results").mkdir(parents=True, exist_ok=True)
@@ -223,4 +225,4 @@ def write_failed_results(folder: Path, records: list[ResultRow]) -> Summary:
     for name, rows in by_task.items():
         write_jsonl(folder / "results" / f"{name}.jsonl", rows)
     (folder / "summary.json").unlink(missing_ok=True)
-    return {}
+    return EvalSummary({})

@@ -42,9 +42,11 @@ from typing import IO, Any
 
 from rescue_bench.engine.outputs import preload
 from rescue_bench.engine.plan import RunPlan
-from rescue_bench.engine.settings import Evaluated, RunInterrupted, WorkerFailed, merge_usage
+from rescue_bench.engine.settings import Evaluated, RunInterrupted, WorkerFailed
 from rescue_bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 from rescue_bench.fileio import atomic_write
+from rescue_bench.records import ResultRow
+from rescue_bench.runinfo import GenerateRequest, merge_usage
 
 STOP_GRACE = 30.0
 """Seconds a worker has to stop after SIGINT before it is killed."""
@@ -52,7 +54,7 @@ DONE = b"@rescue done"
 """The line a worker prints on stdout for each record it made."""
 
 
-def evaluate_plan(plan: RunPlan, *, display: str = "full") -> Evaluated:
+def evaluate_plan(plan: RunPlan, *, display: str = "full") -> Evaluated[ResultRow]:
     """Evaluate ``plan``: in this process when its worker plan has one process, else in that many
     worker processes, one static shard each. Raises :class:`~rescue_bench.errors.RunInterrupted`
     when stopped and :class:`~rescue_bench.engine.settings.WorkerFailed` when a worker failed."""
@@ -150,7 +152,7 @@ def _progress(display: str) -> Any:
     )
 
 
-def _in_workers(plan: RunPlan, display: str) -> Evaluated:
+def _in_workers(plan: RunPlan, display: str) -> Evaluated[ResultRow]:
     """Evaluate ``plan`` in ``plan.workers.workers`` processes, one static shard each, and merge what they return."""
     settings, count = plan.settings, plan.workers.workers
     folder = Path(settings.out) / ".workers"
@@ -190,9 +192,9 @@ def _in_workers(plan: RunPlan, display: str) -> Evaluated:
         if w.proc.returncode != 0 or not w.result.exists():
             raise w.failure()
     # the parts this run's own workers pickled, from the plan this process wrote
-    parts: list[Evaluated] = [pickle.loads(w.result.read_bytes()) for w in workers]
+    parts: list[Evaluated[ResultRow]] = [pickle.loads(w.result.read_bytes()) for w in workers]
     shutil.rmtree(folder, ignore_errors=True)
-    requests: dict[str, Any] = {}
+    requests: dict[str, GenerateRequest] = {}
     for part in parts:  # the first request of each kind: worker 0's, then the others'
         for kind, sent in part.requests.items():
             requests.setdefault(kind, sent)

@@ -26,7 +26,6 @@ shards (:mod:`rescue_bench.engine.pool`): ``--workers auto``, the default, is on
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rescue_bench.engine.dryrun import DryRun, eval_estimate
 from rescue_bench.engine.outputs import write_outputs
@@ -34,7 +33,8 @@ from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import start_run
 from rescue_bench.engine.settings import EvalSettings, RunInterrupted, WorkerPlan
 from rescue_bench.gcpolicy import fewer_gc_passes
-from rescue_bench.runinfo import EvalRunInfo, RunResult
+from rescue_bench.runinfo import EvalRunInfo, RunResult, WorkersChoice
+from rescue_bench.summary import EvalSummary
 
 
 def drop_stale_logs(out: Path, kept: list[str]) -> None:
@@ -54,7 +54,7 @@ def estimate_eval(settings: EvalSettings) -> DryRun:
         return eval_estimate(plan_run(settings))
 
 
-def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool = False) -> RunResult[EvalRunInfo]:
+def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool = False) -> RunResult[EvalRunInfo, EvalSummary]:
     """Run ``settings`` end to end and write the output folder; returns the summary and the ``run.json`` written.
 
     With more than one worker (``--workers N``, or ``auto``) the instances are spread over worker
@@ -83,12 +83,8 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
         )
 
 
-def workers_choice(plan: WorkerPlan) -> dict[str, Any]:
+def workers_choice(plan: WorkerPlan) -> WorkersChoice:
     """What ``run.json`` records of the choice of workers (and ``rescue eval`` prints)."""
-    return {
-        "requested": plan.requested,
-        "cpus": plan.cpus,
-        "max_connections": plan.max_connections,
-        "workers": plan.workers,
-        "reason": plan.reason,
-    }
+    return WorkersChoice(
+        requested=plan.requested, cpus=plan.cpus, max_connections=plan.max_connections, workers=plan.workers, reason=plan.reason
+    )

@@ -38,7 +38,21 @@ from typing import Any, TypeVar
 
 from rescue_bench.engine.settings import RunSettings, limits
 from rescue_bench.errors import RescueError
-from rescue_bench.runinfo import KINDS, RUN_JSON, RunInfo, RunKind, parse_run_info, read_run_info
+from rescue_bench.runinfo import (
+    KINDS,
+    RUN_JSON,
+    Estimate,
+    GitRevision,
+    RecordedSettings,
+    RunIdentity,
+    RunInfo,
+    RunKind,
+    parse_run_info,
+    read_run_info,
+)
+from rescue_bench.runinfo import (
+    RunStatus as StatusName,
+)
 
 RUN_FILES = ("results", "summary.json", RUN_JSON, "logs", "single", ".workers", "missing_clips.jsonl")
 """What a run writes in its folder: all ``--overwrite`` removes (nothing else is touched)."""
@@ -85,7 +99,7 @@ def data_files(data: Sequence[str] | None) -> list[dict[str, str]]:
     return out
 
 
-def git_revision() -> dict[str, Any] | None:
+def git_revision() -> GitRevision | None:
     """The project's git revision (and whether its tree had changes) when the package runs from a checkout."""
     here = Path(__file__).resolve().parent
     try:
@@ -97,7 +111,7 @@ def git_revision() -> dict[str, Any] | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": head.stdout.strip(), "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
+    return GitRevision(commit=head.stdout.strip(), dirty=bool(dirty.stdout.strip()) if dirty.returncode == 0 else None)
 
 
 NOT_IDENTITY_OF: dict[str, set[str]] = {"draft": {"segments", "limit", "run_dir"}}
@@ -109,24 +123,18 @@ MERGING = {"draft"}
 segments whose manifest changed (its drafts record each manifest's hash), in the same folder."""
 
 
-def run_identity(kind: str, settings: dict[str, Any], data: list[dict[str, str]]) -> dict[str, Any]:
+def run_identity(kind: str, settings: RunSettings, data: list[dict[str, str]]) -> RunIdentity:
     """What makes two runs the same run: the kind, every setting that changes what is computed, the data's digests."""
-    skipped = NOT_IDENTITY | NOT_IDENTITY_OF.get(kind, set())
-    chosen = {k: v for k, v in sorted(settings.items()) if k not in skipped and k != "data"}
-    return {"kind": kind, "settings": chosen, "data": [] if kind in MERGING else [d["sha256"] for d in data]}
+    skipped = NOT_IDENTITY | NOT_IDENTITY_OF.get(kind, set()) | {"data"}
+    chosen = settings.model_dump(mode="json", exclude=skipped)
+    return RunIdentity(
+        kind=kind, settings=dict(sorted(chosen.items())), data=[] if kind in MERGING else [d["sha256"] for d in data]
+    )
 
 
-def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    if old.get("kind") != new.get("kind"):
-        return [f"kind {old.get('kind')!r} vs {new.get('kind')!r}"]
-    diffs = []
-    if old.get("data") != new.get("data"):
-        diffs.append("data (other files or contents)")
-    a, b = old.get("settings") or {}, new.get("settings") or {}
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            diffs.append(f"{key} {a.get(key)!r} vs {b.get(key)!r}")
-    return diffs
+def recorded(settings: RunSettings) -> RecordedSettings:
+    """``run.json``'s ``settings``: every field of the run's settings model, in its order."""
+    return RecordedSettings.model_validate(settings.model_dump())
 
 
 def previous_run(out: Path) -> RunInfo | None:
@@ -147,14 +155,14 @@ def clear_folder(out: Path) -> None:
             target.unlink()
 
 
-def claim_folder(out: Path, identity: dict[str, Any], *, overwrite: bool) -> RunInfo | None:
+def claim_folder(out: Path, identity: RunIdentity, *, overwrite: bool) -> RunInfo | None:
     """Make ``out`` this run's folder; returns the previous ``run.json`` of the same run (a resume), else ``None``.
 
     Refused (:class:`FolderTaken`) when ``out`` holds another run, or run output without a ``run.json``
     that says which run it is, unless ``overwrite`` (then that output is removed first).
     """
     claimed = previous_run(out)
-    if claimed is not None and claimed.identity == identity:
+    if claimed is not None and identity.same(claimed.identity):
         return claimed
     leftovers = [name for name in RUN_FILES if (out / name).exists()]
     if claimed is not None and claimed.status == "running" and leftovers == [RUN_JSON]:
@@ -167,7 +175,7 @@ def claim_folder(out: Path, identity: dict[str, Any], *, overwrite: bool) -> Run
     if claimed is None or claimed.identity is None:
         what = "output of a run it cannot identify (no run.json with the run's identity)"
     else:
-        what = "a different run: " + "; ".join(_differences(claimed.identity, identity)[:4])
+        what = "a different run: " + "; ".join(claimed.identity.differences(identity)[:4])
     raise FolderTaken(f"{out} holds {what}; choose another folder (--out, --run-dir), or pass --overwrite to replace it")
 
 
@@ -221,7 +229,7 @@ InfoT = TypeVar("InfoT", bound=RunInfo)
 class RunStatus:
     """``status``, ``counts`` and ``failure`` of a finished run's ``run.json``."""
 
-    status: str
+    status: StatusName
     counts: dict[str, int] | None
     failure: str | None = None
 
@@ -233,11 +241,11 @@ class RunStart:
     folder: Path
     kind: RunKind
     settings: RunSettings
-    identity: dict[str, Any]
+    identity: RunIdentity
     data_files: list[dict[str, str]]
     previous: RunInfo | None
     """The ``run.json`` of the run this one resumes (``None`` for a new run)."""
-    estimate: dict[str, Any] | None = None
+    estimate: Estimate | None = None
     """What the run was estimated to send (``run.json``'s ``estimate``)."""
 
 
@@ -262,7 +270,7 @@ def start_run(
     *,
     overwrite: bool,
     files: list[dict[str, str]] | None = None,
-    estimate: dict[str, Any] | None = None,
+    estimate: Estimate | None = None,
 ) -> RunStart:
     """Claim ``folder`` for this run (:func:`claim_folder`) and write its ``run.json`` (status
     ``running``, kind, identity, settings, data, the estimate of what it will send) before any call.
@@ -270,14 +278,15 @@ def start_run(
     files, :func:`data_files`)."""
     out = Path(folder)
     files = data_files(settings.data) if files is None else files
-    identity = run_identity(kind, settings.model_dump(mode="json"), files)
+    identity = run_identity(kind, settings, files)
     previous = claim_folder(out, identity, overwrite=overwrite)
     out.mkdir(parents=True, exist_ok=True)
-    running = {
-        "kind": kind, "status": "running", "identity": identity, "settings": settings.model_dump(), "limits": limits(settings),
-        "data_files": files, **({"estimate": estimate} if estimate is not None else {}),
-    }
-    parse_run_info({**(previous.dump() if previous else {}), **running}).write(out)
+    running = KINDS[kind](
+        kind=kind, status="running", identity=identity, settings=recorded(settings), limits=limits(settings), data_files=files
+    )
+    if estimate is not None:
+        running.estimate = estimate
+    parse_run_info({**(previous.dump() if previous else {}), **running.dump()}).write(out)
     return RunStart(out, kind, settings, identity, files, previous, estimate)
 
 
@@ -287,23 +296,24 @@ def finish_run(start: RunStart, outcome: RunStatus, info: type[InfoT], **fields:
     (``model`` and ``judge`` default to the settings')."""
     assert KINDS[start.kind] is info, (start.kind, info)
     settings = start.settings
-    shared: dict[str, Any] = {
-        "kind": start.kind,
-        "status": outcome.status,
-        "counts": outcome.counts,
-        "failure": outcome.failure,
-        "identity": start.identity,
-        "settings": settings.model_dump(),
-        "model": settings.model,
-        "judge": settings.judge,
-        "limits": limits(settings),
-        "data_files": start.data_files,
-        "git_revision": git_revision(),
-        "versions": versions(),
-        "created": now(),
-        **({"estimate": start.estimate} if start.estimate is not None else {}),
-    }
-    record = info(**{**shared, **fields})
+    shared = info(
+        kind=start.kind,
+        status=outcome.status,
+        counts=outcome.counts,
+        failure=outcome.failure,
+        identity=start.identity,
+        settings=recorded(settings),
+        model=settings.model,
+        judge=settings.judge,
+        limits=limits(settings),
+        data_files=start.data_files,
+        git_revision=git_revision(),
+        versions=versions(),
+        created=now(),
+    )
+    if start.estimate is not None:
+        shared.estimate = start.estimate
+    record = info.model_validate({**shared.dump(), **info(**fields).dump()})
     record.write(start.folder)
     if outcome.failure:
         raise RunFailed(f"run failed: {outcome.failure}; run.json says so; fix the cause and run the same command to resume", record)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rescue_bench.agent.options import AgentOptions
 from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.labels import TASKS, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.runinfo import GenerateRequest, Limits, Usage
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, OFFLINE_SIMULATORS, SimOptions
 
 __all__ = [
@@ -32,7 +33,6 @@ __all__ = [
     "generate_config",
     "judge_config",
     "limits",
-    "merge_usage",
     "plan_workers",
     "shard",
     "share_connections",
@@ -272,30 +272,35 @@ def simulator_config(settings: SimSettings) -> Any:
     )
 
 
-def limits(settings: RunSettings) -> dict[str, Any]:
+def limits(settings: RunSettings) -> Limits:
     """``run.json``'s ``limits``: how long a call may retry, and the most tokens of each role's answer."""
     roles = {"model": settings.max_tokens, "judge": settings.judge_max_tokens if settings.judge else None}
     if isinstance(settings, SimSettings):
         roles["simulator"] = settings.simulator_max_tokens if settings.simulator not in OFFLINE_SIMULATORS else None
-    return {
-        "max_retries": settings.max_retries,
-        "backoff": "inspect_ai's exponential backoff: about 3, 6, 12, 24, 48 s ... (at most 30 min), plus up to 3 s of jitter",
-        "attempt_timeout": settings.timeout,
-        "max_tokens": {role: n for role, n in roles.items() if n is not None},
-    }
+    return Limits(
+        max_retries=settings.max_retries,
+        backoff="inspect_ai's exponential backoff: about 3, 6, 12, 24, 48 s ... (at most 30 min), plus up to 3 s of jitter",
+        attempt_timeout=settings.timeout,
+        max_tokens={role: n for role, n in roles.items() if n is not None},
+    )
 
 
 class WorkerFailed(RescueError):
     """A worker process of a ``--workers N`` run failed; the message is its one-line error."""
 
 
+RecordT = TypeVar("RecordT")
+
+
 @dataclass
-class Evaluated:
+class Evaluated(Generic[RecordT]):
     """What evaluating a settings' instances (or one shard of them) gives back, before any output."""
 
-    records: list[dict[str, Any]]
-    """One record per evaluated instance (the scorer's, or an invalid "no answer" record)."""
-    usage: dict[str, Any]
+    records: list[RecordT]
+    """One record per evaluated instance (the scorer's, or an invalid "no answer" record): result
+    records (:class:`~rescue_bench.records.ResultRow`), with the agent's chain records beside them in
+    an agent run."""
+    usage: dict[str, Usage]
     """Token usage per model (see ``merge_usage``)."""
     statuses: list[str | None]
     """Status of every inspect_ai log written."""
@@ -303,21 +308,10 @@ class Evaluated:
     """Instances whose call never returned a reply (after retries), by id: the error that stopped each."""
     logs: list[str] = field(default_factory=list)
     """The inspect_ai logs this run wrote (their paths)."""
-    requests: dict[str, Any] = field(default_factory=dict)
+    requests: dict[str, GenerateRequest] = field(default_factory=dict)
     """The first model (``"model"``) and judge (``"judge"``) request as sent (see ``RunChannel.note_request``)."""
-    role_usage: dict[str, Any] = field(default_factory=dict)
+    role_usage: dict[str, Usage] = field(default_factory=dict)
     """Token usage per role (``model``, ``judge``; see ``evaluate.role_usage``)."""
-
-
-def merge_usage(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Token usage per model summed over several parts (tasks' logs, workers)."""
-    usage: dict[str, Any] = {}
-    for part in parts:
-        for model, u in part.items():
-            acc = usage.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
-            for key, value in u.items():
-                acc[key] = acc.get(key, 0) + value
-    return usage
 
 
 MIN_CALLS_PER_WORKER = 200

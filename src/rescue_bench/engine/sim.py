@@ -25,7 +25,7 @@ Output folder::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -54,7 +54,7 @@ from rescue_bench.errors import RunInterrupted
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.parse import parse_judge
-from rescue_bench.runinfo import FidelityCalls, FidelityRunInfo, RunResult, SimCalls, SimRunInfo
+from rescue_bench.runinfo import FidelityCalls, FidelityRunInfo, GenerateRequest, RunResult, SimCalls, SimRunInfo
 from rescue_bench.sim import (
     OFFLINE_SIMULATORS,
     SIM_TASK,
@@ -65,6 +65,7 @@ from rescue_bench.sim import (
     episode_starts,
     summarize,
 )
+from rescue_bench.summary import FidelitySummary, SimSummary, summary_json
 
 SIMULATOR_SAMPLE_INPUT = "closed-loop episode"
 
@@ -277,10 +278,10 @@ def call_counts(records: Sequence[dict[str, Any]], tally: CallTally) -> SimCalls
 
 def _run_episodes(
     episodes: Sequence[Episode], settings: SimSettings, main: SimSettings, display: str, tally: CallTally
-) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[Any], dict[str, GenerateRequest]]:
     """Run ``episodes`` through inspect_ai (``main``: the settings whose model drives the eval);
     their records, the logs and the first request of each kind."""
-    channel = RunChannel(max_calls=settings.max_connections)
+    channel = RunChannel[dict[str, Any]](max_calls=settings.max_connections)
     try:
         logs = run_inspect([sim_task(episodes, settings, channel, tally)], main, display=display) if episodes else []
     except KeyboardInterrupt as exc:
@@ -298,10 +299,10 @@ def _run_episodes(
 
 
 @overload
-def run_sim(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[SimRunInfo]: ...
+def run_sim(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[SimRunInfo, SimSummary]: ...
 @overload
 def run_sim(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[True]) -> DryRun: ...
-def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = False, dry_run: bool = False) -> RunResult[SimRunInfo] | DryRun:
+def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = False, dry_run: bool = False) -> RunResult[SimRunInfo, SimSummary] | DryRun:
     """Run the episodes and write the output folder; returns the summary and the ``run.json`` written
     (``dry_run``: the estimate of what the run would send, nothing sent or written).
 
@@ -322,7 +323,7 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
             return estimate
         start = start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
-        requests: dict[str, Any] = {}
+        requests: dict[str, GenerateRequest] = {}
         tally = CallTally()
         offline = not agent_is_model and settings.simulator in OFFLINE_SIMULATORS and not settings.judge
         if offline:
@@ -350,14 +351,14 @@ def judge_fingerprint() -> str:
     return _fingerprint(judge_texts())
 
 
-def _write_records(out: Path, name: str, records: list[dict[str, Any]], summary: dict[str, Any], failed: bool) -> None:
+def _write_records(out: Path, name: str, records: list[dict[str, Any]], summary: SimSummary | FidelitySummary, failed: bool) -> None:
     """``results/<name>.jsonl``, and ``summary.json`` unless the run failed (a stale one is removed)."""
     (out / "results").mkdir(parents=True, exist_ok=True)
     atomic_write_jsonl(out / "results" / f"{name}.jsonl", records)
     if failed:
         (out / "summary.json").unlink(missing_ok=True)
     else:
-        atomic_write_json(out / "summary.json", summary)
+        atomic_write_json(out / "summary.json", summary_json(summary))
 
 
 def write_sim_outputs(
@@ -368,12 +369,12 @@ def write_sim_outputs(
     clips: int,
     outcome: RunStatus,
     tally: CallTally,
-    requests: dict[str, Any],
-) -> RunResult[SimRunInfo]:
+    requests: dict[str, GenerateRequest],
+) -> RunResult[SimRunInfo, SimSummary]:
     settings = start.settings
     assert isinstance(settings, SimSettings)
     records.sort(key=lambda r: (r["sample_id"], r["row"]))
-    summary = {SIM_TASK: summarize(records, seed=settings.seed)}
+    summary = SimSummary.model_validate({SIM_TASK: summarize(records, seed=settings.seed)})
     _write_records(Path(settings.out), SIM_TASK, records, summary, outcome.status == "failed")
     o = settings.options
     agent_is_model = agent_kind(settings.model)[0] == "model"
@@ -405,9 +406,11 @@ def write_sim_outputs(
     return RunResult(summary, info)
 
 
-def simulator_intended(settings: SimSettings) -> dict[str, Any]:
+def simulator_intended(settings: SimSettings) -> GenerateRequest:
     """What the simulator is meant to be sent with each call."""
-    return {"temperature": settings.temperature, "seed": settings.seed, "max_tokens": settings.simulator_max_tokens, "system_role": "system"}
+    return GenerateRequest(
+        temperature=settings.temperature, seed=settings.seed, max_tokens=settings.simulator_max_tokens, system_role="system"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -418,12 +421,12 @@ def simulator_intended(settings: SimSettings) -> dict[str, Any]:
 @overload
 def run_fidelity(
     settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...
-) -> RunResult[FidelityRunInfo]: ...
+) -> RunResult[FidelityRunInfo, FidelitySummary]: ...
 @overload
 def run_fidelity(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[True]) -> DryRun: ...
 def run_fidelity(
     settings: SimSettings, *, display: str = "full", overwrite: bool = False, dry_run: bool = False
-) -> RunResult[FidelityRunInfo] | DryRun:
+) -> RunResult[FidelityRunInfo, FidelitySummary] | DryRun:
     """A simulator's first step against the real next turn at every decision point
     (:mod:`rescue_bench.sim.fidelity`); writes ``results/fidelity.jsonl``, ``summary.json``, ``run.json``
     (and ``logs/`` with a model simulator or a judge). With ``--judge`` the plausibility of every
@@ -459,7 +462,7 @@ def run_fidelity(
             return estimate
         start = start_run(settings.out, "sim_fidelity", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
-        requests: dict[str, Any] = {}
+        requests: dict[str, GenerateRequest] = {}
         tally = CallTally()
         if settings.simulator in OFFLINE_SIMULATORS:
             done = [e.record() for e in episodes]
@@ -476,11 +479,12 @@ def run_fidelity(
             requests.update(judge_requests)
         drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
         outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
-        summary: dict[str, Any] = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
+        numbers: dict[str, object] = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
         if sims is not None:
             # the checks play whole episodes: the closed loop's defaults, in the run's cue mode
             check_options = SimOptions(mode=settings.options.mode)
-            summary["checks"] = simulator_checks(clips, settings.simulator, check_options, model=settings.sim_model, seed=settings.seed)
+            numbers["checks"] = simulator_checks(clips, settings.simulator, check_options, model=settings.sim_model, seed=settings.seed)
+        summary = FidelitySummary.model_validate(numbers)
         _write_records(Path(settings.out), FIDELITY_TASK, records, summary, outcome.status == "failed")
         before = start.previous
         info = finish_run(
@@ -548,7 +552,7 @@ def plausibility_solver(
 
 def _fidelity_judge(
     records: list[dict[str, Any]], starts: Sequence[EpisodeStart], settings: SimSettings, display: str, tally: CallTally
-) -> tuple[list[Any], int, dict[str, Any]]:
+) -> tuple[list[Any], int, dict[str, GenerateRequest]]:
     """The judge's plausibility of each simulated and real next turn (blind, the same prompt form),
     stored on the records; a missing turn or a judge that never scores counts the floor. Returns the
     logs, the number of prompts sent and the judge's first request."""
@@ -557,7 +561,7 @@ def _fidelity_judge(
     prompts = {r["id"]: plausibility_requests(start, r) for r, start in zip(records, starts)}
     asked = {rid: {k: p for k, p in ps.items() if p is not None} for rid, ps in prompts.items()}
     scores: dict[str, dict[str, tuple[int | None, bool]]] = {}
-    channel = RunChannel(max_calls=settings.max_connections)
+    channel = RunChannel[Mapping[str, object]](max_calls=settings.max_connections)  # it keeps no records
     task = Task(
         dataset=MemoryDataset([Sample(id=rid, input="fidelity judge") for rid in asked], name="rescue_sim_fidelity_judge"),
         solver=plausibility_solver(asked, scores, settings.timeout, channel, tally, settings.seed),

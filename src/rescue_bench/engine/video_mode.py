@@ -23,6 +23,7 @@ from typing import Any
 from rescue_bench.annotate.manifest import row_clip
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import VIDEO_MODE, is_baseline
+from rescue_bench.runinfo import VideoReport
 from rescue_bench.tasks.instance import Instance
 
 MAX_CLIP_BYTES = 20 * 1024 * 1024
@@ -106,15 +107,15 @@ class VideoPlan:
         base.input = [system, message.model_copy(update={"content": parts})]
         return base
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> VideoReport:
         """The ``video`` entry of ``run.json``."""
-        return {
-            "assets": str(self.assets),
-            "instances": self.instances,
-            "evaluated": self.instances - len(self.missing),
-            "missing_clips": len(self.missing),
-            "missing_file": MISSING_FILE if self.missing else None,
-        }
+        return VideoReport(
+            assets=str(self.assets),
+            instances=self.instances,
+            evaluated=self.instances - len(self.missing),
+            missing_clips=len(self.missing),
+            missing_file=MISSING_FILE if self.missing else None,
+        )
 
 
 def video_assets(settings: Any) -> Path | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from rescue_bench.agent import AGENT_TASK, GROUP_TITLES, GROUPS, METRICS, chain_metrics
 from rescue_bench.agent.ablation import Comparison, single_task_comparisons, state_comparisons, subset
@@ -33,7 +34,8 @@ from rescue_bench.metrics import bootstrap_ci, coverage_note, interval_available
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, load_run
-from rescue_bench.runinfo import AgentRunInfo
+from rescue_bench.runinfo import AgentCalls, AgentRunInfo, RecordedSettings
+from rescue_bench.summary import AgentSummary
 
 SCENARIOS3 = SUMMARY_SCENARIOS
 CLUSTER = "sample_id"
@@ -55,13 +57,82 @@ def _clean(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
+class ChainCI(BaseModel):
+    """A chain metric over a run's decision points, with its interval over clips and its support."""
+
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    support: int | None = None
+    """The units the value is over (points, clients, turns)."""
+    clips: int | None = None
+
+
+class ComparisonRow(BaseModel):
+    """One metric of two runs (or a run and its single-task prompts) on the same units: both values
+    and the difference ``a - b`` with its paired interval."""
+
+    name: str
+    label: str
+    kind: str
+    n: int
+    n_b: int
+    clips: int
+    a: float | None = None
+    b: float | None = None
+    diff: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class AgentRunRow(BaseModel):
+    """One agent run of the report."""
+
+    name: str
+    model: str
+    path: str
+    baseline: bool
+    state: str | None = None
+    judge: str | None = None
+    points: int
+    calls: dict[str, int | dict[str, int] | None] | None = None
+    """``run.json``'s ``calls``, the keys the file has."""
+
+
+class StateAblation(BaseModel):
+    """Two agent runs that differ only in ``--state``, compared per scenario."""
+
+    explicit: str
+    none: str
+    rows: dict[str, list[ComparisonRow]]
+
+
+class AgentSection(BaseModel):
+    """Every agent number of the report: per run its metrics with intervals, the reference policies
+    on the same points, the single-task and state ablations, its clips; and the warnings."""
+
+    runs: list[AgentRunRow] = Field(default_factory=list)
+    metrics: dict[str, dict[str, dict[str, ChainCI]]] = Field(default_factory=dict)
+    """``{run: {scenario: {metric: ChainCI}}}``."""
+    references: dict[str, dict[str, dict[str, dict[str, float | None]]]] = Field(default_factory=dict)
+    """``{run: {policy: {scenario: {metric: value}}}}``."""
+    single: dict[str, dict[str, list[ComparisonRow]]] = Field(default_factory=dict)
+    state: list[StateAblation] = Field(default_factory=list)
+    clips: dict[str, dict[str, int]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
 def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
     return in_scenario(records, scenario)
 
 
-def _calls(run: Run) -> dict[str, Any] | None:
-    """``run.json``'s ``calls`` of an agent run, as the file has them (``None`` when not recorded)."""
-    calls = run.info.calls if isinstance(run.info, AgentRunInfo) else None
+def _calls(run: Run) -> AgentCalls | None:
+    """``run.json``'s ``calls`` of an agent run (``None`` when not recorded)."""
+    return run.info.calls if isinstance(run.info, AgentRunInfo) else None
+
+
+def _calls_row(calls: AgentCalls | None) -> dict[str, int | dict[str, int] | None] | None:
+    """``calls`` for ``report.json``: the keys ``run.json`` has."""
     return None if calls is None else calls.model_dump(exclude_unset=True)
 
 
@@ -73,16 +144,17 @@ def agent_runs(runs: Sequence[Run]) -> list[Run]:
 
 def run_settings(run: Run) -> dict[str, Any]:
     """The run's agent settings flattened: model, data, limit and the chain options."""
-    options = run.info.setting("options") or {}
+    settings = run.info.settings or RecordedSettings()
+    options = settings.options.model_dump() if settings.options is not None else {}
     records = run.records[AGENT_TASK]
-    flat = {"model": run.model, "data": run.info.setting("data"), "limit": run.info.setting("limit"), **options}
+    flat = {"model": run.model, "data": settings.data, "limit": settings.limit, **options}
     flat.setdefault("state", records[0].get("state_mode") if records else None)
     return flat
 
 
-def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence: float, seed: int) -> dict[str, Any]:
-    """``{scenario: {metric: {"value", "ci_low", "ci_high", "support"}}}`` over ``records``."""
-    out: dict[str, Any] = {}
+def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence: float, seed: int) -> dict[str, dict[str, ChainCI]]:
+    """``{scenario: {metric: ChainCI}}`` over ``records``."""
+    out: dict[str, dict[str, ChainCI]] = {}
     for scenario in SCENARIOS3:
         chosen = _subset(records, scenario)
         values = chain_metrics(chosen)
@@ -95,13 +167,13 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
                 strata = "scenario" if scenario == POOLED else None  # the pooled number keeps each scenario's clips
                 lo, hi = bootstrap_ci(chosen, m.statistic(), CLUSTER, n_resamples, confidence, seed, strata=strata)
                 low, high = _clean(lo), _clean(hi)
-            out[scenario][m.name] = {"value": value, "ci_low": low, "ci_high": high, "support": values["support"][m.name], "clips": n_clips}
+            out[scenario][m.name] = ChainCI(value=value, ci_low=low, ci_high=high, support=values["support"][m.name], clips=n_clips)
     return out
 
 
-def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: float, seed: int) -> dict[str, list[dict[str, Any]]]:
+def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: float, seed: int) -> dict[str, list[ComparisonRow]]:
     """Each comparison per scenario: both values, their difference a - b and its paired interval."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[ComparisonRow]] = {}
     for scenario in SCENARIOS3:
         rows = []
         for c in comparisons:
@@ -109,51 +181,48 @@ def compare(comparisons: Sequence[Comparison], *, n_resamples: int, confidence: 
             a, b = part.values()
             n_a, n_b = part.sizes()
             n_clips = len({u[CLUSTER] for u in part.a})
-            row = {"name": c.name, "label": c.label, "kind": c.kind, "n": n_a, "n_b": n_b, "clips": n_clips,
-                   "a": a, "b": b, "diff": None, "ci_low": None, "ci_high": None}
+            row = ComparisonRow(name=c.name, label=c.label, kind=c.kind, n=n_a, n_b=n_b, clips=n_clips, a=a, b=b)
             if a is not None and b is not None and not interval_available(n_clips):
-                row.update(diff=_clean(a - b))
+                row.diff = _clean(a - b)
             elif a is not None and b is not None:
                 diff, lo, hi = paired_delta_ci(part.a, part.b, part.statistic, CLUSTER, n_resamples, confidence, seed, id_key="id")
-                row.update(diff=_clean(diff), ci_low=_clean(lo), ci_high=_clean(hi))
+                row.diff, row.ci_low, row.ci_high = _clean(diff), _clean(lo), _clean(hi)
             rows.append(row)
         out[scenario] = rows
     return out
 
 
-def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence: float) -> dict[str, Any]:
-    """Every agent number of the report (JSON-ready): ``runs``, ``metrics``, ``single``, ``state``,
-    ``clips``, ``warnings``."""
+def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidence: float) -> AgentSection:
+    """Every agent number of the report (:class:`AgentSection`)."""
     chosen = agent_runs(runs)
-    out: dict[str, Any] = {"runs": [], "metrics": {}, "references": {}, "single": {}, "state": [], "clips": {}, "warnings": []}
-    kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    out = AgentSection()
     for run in chosen:
         records = run.records[AGENT_TASK]
         flat = run_settings(run)
-        out["runs"].append(
-            {"name": run.name, "model": run.model, "path": str(run.path), "baseline": run.is_baseline, "state": flat.get("state"),
-             "judge": run.info.judge, "points": len(records), "calls": _calls(run)}
+        out.runs.append(
+            AgentRunRow(name=run.name, model=run.model, path=str(run.path), baseline=run.is_baseline, state=flat.get("state"),
+                        judge=run.info.judge, points=len(records), calls=_calls_row(_calls(run)))
         )
-        out["clips"][run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
-        out["metrics"][run.name] = headline(records, **kw)
-        out["references"][run.name] = {
+        out.clips[run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
+        out.metrics[run.name] = headline(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        out.references[run.name] = {
             policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
             for policy, per in reference_metrics(records).items()
         }
-        stored = (run.summary.get(AGENT_TASK) or {}).get(POOLED) or {}
+        stored = run.summary.agent.get(POOLED) if isinstance(run.summary, AgentSummary) else None
         for m in METRICS:
-            mine, theirs = out["metrics"][run.name][POOLED][m.name]["value"], _clean(stored.get(m.name))
+            mine, theirs = out.metrics[run.name][POOLED][m.name].value, _clean(stored.metric(m.name) if stored else None)
             if (mine is None) != (theirs is None) or (mine is not None and theirs is not None and abs(mine - theirs) > 1e-9):
-                out["warnings"].append(f"{run.path / 'summary.json'} disagrees with its records (agent/both/{m.name}); the report uses the records")
+                out.warnings.append(f"{run.path / 'summary.json'} disagrees with its records (agent/both/{m.name}); the report uses the records")
         single_dir = run.path / "single"
         if single_dir.is_dir():
             try:
                 single = load_run(single_dir)
             except ReportInputError as exc:
-                out["warnings"].append(f"single-task ablation skipped: {exc}")
+                out.warnings.append(f"single-task ablation skipped: {exc}")
             else:
                 comparisons = single_task_comparisons(records, {t: single.records[t] for t in single.tasks})
-                out["single"][run.name] = compare(comparisons, **kw)
+                out.single[run.name] = compare(comparisons, n_resamples=n_resamples, confidence=confidence, seed=seed)
     for i, a in enumerate(chosen):
         for b in chosen[i + 1 :]:
             sa, sb = run_settings(a), run_settings(b)
@@ -163,7 +232,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
                 continue
             explicit, none = (a, b) if sa["state"] == "explicit" else (b, a)
             comparisons = state_comparisons(explicit.records[AGENT_TASK], none.records[AGENT_TASK])
-            out["state"].append({"explicit": explicit.name, "none": none.name, "rows": compare(comparisons, **kw)})
+            out.state.append(StateAblation(explicit=explicit.name, none=none.name, rows=compare(comparisons, n_resamples=n_resamples, confidence=confidence, seed=seed)))
     return out
 
 
@@ -179,12 +248,12 @@ def _signed(value: float | None, kind: str) -> str:
     return f"{shown:+.4f}" if kind == "bert" else f"{shown:+.2f}"
 
 
-def _delta(row: dict[str, Any]) -> str:
-    text = _signed(row["diff"], row["kind"])
-    if row["ci_low"] is not None and row["ci_high"] is not None:
-        text += f" [{_signed(row['ci_low'], row['kind'])}, {_signed(row['ci_high'], row['kind'])}]"
-    elif row["diff"] is not None and not interval_available(row["clips"]):
-        text += f" [{coverage_note(row['clips'], 0.95)}]"
+def _delta(row: ComparisonRow) -> str:
+    text = _signed(row.diff, row.kind)
+    if row.ci_low is not None and row.ci_high is not None:
+        text += f" [{_signed(row.ci_low, row.kind)}, {_signed(row.ci_high, row.kind)}]"
+    elif row.diff is not None and not interval_available(row.clips):
+        text += f" [{coverage_note(row.clips, 0.95)}]"
     return text
 
 
@@ -197,21 +266,21 @@ def _notes(confidence: float, n_resamples: int) -> list[str]:
     ]
 
 
-def ci_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
+def ci_tables(agent: AgentSection, *, confidence: float, n_resamples: int) -> list[T.Table]:
     """One table per agent run: every chain metric by group, with intervals per scenario."""
     tables = []
-    for k, run in enumerate(agent["runs"]):
-        name = run["name"]
-        clips = agent["clips"][name]
+    for k, run in enumerate(agent.runs):
+        name = run.name
+        clips = agent.clips[name]
         header = [("", "Metric")] + [("", T.scenario_caption(s, clips[s], confidence=confidence)) for s in SCENARIOS3] + [("", "n")]
         rows: list[list[str]] = []
         groups: dict[int, str] = {}
-        per = agent["metrics"][name]
+        per = agent.metrics[name]
         for group in GROUPS:
             groups[len(rows)] = GROUP_TITLES[group]
             for m in (m for m in METRICS if m.group == group):
-                rows.append([m.label] + [T.fmt_ci(per[s][m.name], m.kind) for s in SCENARIOS3] + [str(per[POOLED][m.name]["support"])])
-        title = f"Support agent: {name} (state {run['state']}, {run['points']} decision points)"
+                rows.append([m.label] + [T.fmt_ci(per[s][m.name], m.kind) for s in SCENARIOS3] + [str(per[POOLED][m.name].support)])
+        title = f"Support agent: {name} (state {run.state}, {run.points} decision points)"
         tables.append(T.Table(name=f"agent_ci_{k}", title=title, header=header, rows=rows, groups=groups, notes=_notes(confidence, n_resamples)))
     return tables
 
@@ -221,20 +290,20 @@ JOINT_CONSTANT = 0.5
 speaking at most this (with perfect target and strategy); an agent must beat it to show skill."""
 
 
-def reference_tables(agent: dict[str, Any]) -> list[T.Table]:
+def reference_tables(agent: AgentSection) -> list[T.Table]:
     """One table per agent run: the agent beside always silent, always the group and the real
     therapist on the same decision points (both scenarios), from the gold alone."""
     tables = []
-    for k, run in enumerate(agent["runs"]):
-        name = run["name"]
+    for k, run in enumerate(agent.runs):
+        name = run.name
         header = [("", "Policy")] + [("", REFERENCE_HEADERS[m]) for m in REFERENCE_METRICS]
-        mine = agent["metrics"][name][POOLED]
-        rows = [[f"agent: {name}"] + [T.fmt(mine[m]["value"], "pct") for m in REFERENCE_METRICS]]
+        mine = agent.metrics[name][POOLED]
+        rows = [[f"agent: {name}"] + [T.fmt(mine[m].value, "pct") for m in REFERENCE_METRICS]]
         for policy, label in REFERENCE_POLICIES:
-            values = agent["references"][name][policy][POOLED]
+            values = agent.references[name][policy][POOLED]
             rows.append([label] + [T.fmt(values[m], "pct") for m in REFERENCE_METRICS])
         notes = [
-            f"Reference rows use the gold of the same {run['points']} decision points, no model call: always silent never "
+            f"Reference rows use the gold of the same {run.points} decision points, no model call: always silent never "
             "takes the turn; always the group takes every turn toward the group label with no strategy; the real therapist "
             "does what the therapist did (its joint success is 100 by construction).",
             f"Balanced joint success is the mean of 'joint | therapist spoke' and 'joint | therapist silent'; a constant "
@@ -259,29 +328,29 @@ REFERENCE_HEADERS = {
 }
 
 
-def _n(row: dict[str, Any]) -> str:
-    n = str(row["n"]) if row["n"] == row["n_b"] else f"{row['n']} / {row['n_b']}"
-    return f"{n} ({row['clips']})"
+def _n(row: ComparisonRow) -> str:
+    n = str(row.n) if row.n == row.n_b else f"{row.n} / {row.n_b}"
+    return f"{n} ({row.clips})"
 
 
-def comparison_table(name: str, title: str, rows: list[dict[str, Any]], a: str, b: str, notes: list[str]) -> T.Table:
+def comparison_table(name: str, title: str, rows: list[ComparisonRow], a: str, b: str, notes: list[str]) -> T.Table:
     header = [("", "Metric"), ("", "n"), ("", a), ("", b), ("", f"{a} − {b} [CI]")]
-    body = [[r["label"], _n(r), T.fmt(r["a"], r["kind"]), T.fmt(r["b"], r["kind"]), _delta(r)] for r in rows]
+    body = [[r.label, _n(r), T.fmt(r.a, r.kind), T.fmt(r.b, r.kind), _delta(r)] for r in rows]
     return T.Table(name=name, title=title, header=header, rows=body, notes=notes)
 
 
-def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
+def ablation_tables(agent: AgentSection, *, confidence: float, n_resamples: int) -> list[T.Table]:
     """The chain-versus-single-task table of each run, and the state ablation of each pair (both scenarios)."""
     tables = []
     level = level_text(confidence)
-    for k, run in enumerate(agent["runs"]):
-        rows = agent["single"].get(run["name"])
+    for k, run in enumerate(agent.runs):
+        rows = agent.single.get(run.name)
         if rows is None:
             continue
         tables.append(
             comparison_table(
                 f"agent_vs_single_{k}",
-                f"Chain vs the six single-task prompts on the same rows: {run['name']} (state {run['state']}), both scenarios",
+                f"Chain vs the six single-task prompts on the same rows: {run.name} (state {run.state}), both scenarios",
                 rows[POOLED],
                 "chain",
                 "single task",
@@ -294,12 +363,12 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
                 ],
             )
         )
-    for k, pair in enumerate(agent["state"]):
+    for k, pair in enumerate(agent.state):
         tables.append(
             comparison_table(
                 f"agent_state_ablation_{k}",
-                f"State ablation: --state explicit ({pair['explicit']}) vs none ({pair['none']}), both scenarios",
-                pair["rows"][POOLED],
+                f"State ablation: --state explicit ({pair.explicit}) vs none ({pair.none}), both scenarios",
+                pair.rows[POOLED],
                 "explicit",
                 "none",
                 [
@@ -316,14 +385,14 @@ def ablation_tables(agent: dict[str, Any], *, confidence: float, n_resamples: in
 # --------------------------------------------------------------------------------------------------
 
 
-def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, list[dict[str, Any]]]], kind: str) -> None:
+def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, list[ChainCI]]], kind: str) -> None:
     k = max(1, len(series))
     width = 0.8 / k
     x = np.arange(len(groups))
     for i, (name, entries) in enumerate(series):
-        values = np.array([np.nan if e["value"] is None else T.to_display(e["value"], kind) for e in entries], dtype=float)
-        low = np.array([np.nan if e["ci_low"] is None else T.to_display(e["ci_low"], kind) for e in entries], dtype=float)
-        high = np.array([np.nan if e["ci_high"] is None else T.to_display(e["ci_high"], kind) for e in entries], dtype=float)
+        values = np.array([np.nan if e.value is None else T.to_display(e.value, kind) for e in entries], dtype=float)
+        low = np.array([np.nan if e.ci_low is None else T.to_display(e.ci_low, kind) for e in entries], dtype=float)
+        high = np.array([np.nan if e.ci_high is None else T.to_display(e.ci_high, kind) for e in entries], dtype=float)
         err = np.vstack([np.nan_to_num(values - low), np.nan_to_num(high - values)])
         ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(values), width=width, yerr=err, capsize=2, label=name,
                color=f"C{i % 10}", error_kw={"linewidth": 0.8})
@@ -337,18 +406,18 @@ def _legend(fig: Any, ax: Any, font: int) -> None:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(labels)), fontsize=font - 1, frameon=False)
 
 
-def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
+def draw_agent_figures(agent: AgentSection, fig_dir: Path) -> list[tuple[Path, str]]:
     """Two figures: the step metrics of every agent run, and its neglect rate beside the therapist's."""
     from rescue_bench.report.figures import FONT, _figure, _save, _style
 
-    if not agent["runs"]:
+    if not agent.runs:
         return []
     out = []
-    names = [r["name"] for r in agent["runs"]]
-    legend = {r["name"]: f"{r['name']}, state {r['state']}" for r in agent["runs"]}
+    names = [r.name for r in agent.runs]
+    legend = {r.name: f"{r.name}, state {r.state}" for r in agent.runs}
     fig, axes = _figure(3.2 + 0.15 * len(names))
     ax = axes[0, 0]
-    _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent["metrics"][n][POOLED][m] for m in STEP_FIGURE]) for n in names], "pct")
+    _bars(ax, list(STEP_FIGURE.values()), [(legend[n], [agent.metrics[n][POOLED][m] for m in STEP_FIGURE]) for n in names], "pct")
     ax.set_ylabel("percent (both scenarios)")
     ax.set_ylim(0, 105)
     ax.set_title("Support agent: steps of the chain and joint success (error bars: bootstrap CI over clips)")
@@ -360,7 +429,7 @@ def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path,
                       "with cluster-bootstrap intervals."))
     fig, axes = _figure(3.0 + 0.15 * len(names))
     ax = axes[0, 0]
-    series = [(legend[n], [agent["metrics"][n][POOLED]["neglect_agent"], agent["metrics"][n][POOLED]["neglect_therapist"]]) for n in names]
+    series = [(legend[n], [agent.metrics[n][POOLED]["neglect_agent"], agent.metrics[n][POOLED]["neglect_therapist"]]) for n in names]
     _bars(ax, ["agent", "real therapist"], series, "pct")
     ax.set_ylabel("turns leaving that client out (%)")
     ax.set_ylim(0, 105)
@@ -373,24 +442,24 @@ def draw_agent_figures(agent: dict[str, Any], fig_dir: Path) -> list[tuple[Path,
     return out
 
 
-def agent_section_html(agent: dict[str, Any], tables: Sequence[T.Table], figures: Sequence[tuple[Path, str]]) -> str:
+def agent_section_html(agent: AgentSection, tables: Sequence[T.Table], figures: Sequence[tuple[Path, str]]) -> str:
     """The body of the report's agent section."""
     e = html.escape
-    rows = [[r["name"], r["model"], r["state"] or T.MISSING, r.get("judge") or T.MISSING, str(r["points"]), r["path"]] for r in agent["runs"]]
+    rows = [[r.name, r.model, r.state or T.MISSING, r.judge or T.MISSING, str(r.points), r.path] for r in agent.runs]
     overview = T.Table(name="agent_runs", title="Agent runs", header=[("", h) for h in ("Run", "Model", "State", "Judge", "Points", "Folder")], rows=rows)
     parts = [R.to_html(overview)]
-    if not agent["state"]:
+    if not agent.state:
         parts.append("<p class=\"note\">No state ablation: pass two agent runs that differ only in --state.</p>")
-    for w in agent["warnings"]:
+    for w in agent.warnings:
         parts.append(f'<p class="warn">{e(w)}</p>')
     parts += [R.to_html(t) for t in tables]
     parts += [R.figure_html(p, c) for p, c in figures]
     return "\n".join(parts)
 
 
-def write_agent(agent: dict[str, Any], tab_dir: Path, fig_dir: Path, *, confidence: float, n_resamples: int) -> tuple[list[str], list[str], str | None]:
+def write_agent(agent: AgentSection, tab_dir: Path, fig_dir: Path, *, confidence: float, n_resamples: int) -> tuple[list[str], list[str], str | None]:
     """Write the agent tables and figures; returns (table files, figure files, HTML section or None)."""
-    if not agent["runs"]:
+    if not agent.runs:
         return [], [], None
     tables = reference_tables(agent) + ci_tables(agent, confidence=confidence, n_resamples=n_resamples) + ablation_tables(
         agent, confidence=confidence, n_resamples=n_resamples

@@ -28,6 +28,7 @@ from itertools import combinations
 from typing import Any, Final
 
 import numpy as np
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from rescue_bench.labels import GROUP_LABELS, POOLED, RANKED_TASKS, SCENARIOS, in_scenario, patterns
 from rescue_bench.metrics import (
@@ -48,6 +49,7 @@ from rescue_bench.metrics import (
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import RunInfo
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS, summarize, task_metrics
+from rescue_bench.summary import EvalSummary, RunSummary
 from rescue_bench.task_table import TASK_TABLE, rule
 
 Records = Sequence[ResultRow]
@@ -141,18 +143,20 @@ def counts(records_by_task: dict[str, Records]) -> dict[str, dict[str, dict[str,
 
 
 def summary_mismatches(
-    points: dict[str, dict[str, dict[str, float | None]]], summary: dict[str, Any], tol: float = 1e-9
+    points: dict[str, dict[str, dict[str, float | None]]], summary: RunSummary, tol: float = 1e-9
 ) -> list[str]:
-    """Where a run's ``summary.json`` disagrees with the metrics recomputed from its records."""
+    """Where a run's ``summary.json`` disagrees with the metrics recomputed from its records (a
+    summary of another kind than ``rescue eval``'s has none of the tasks)."""
+    tasks = summary.root if isinstance(summary, EvalSummary) else {}
     problems = []
     for task, per in points.items():
         for scenario, metrics in per.items():
-            stored = (summary.get(task) or {}).get(scenario)
+            stored = (tasks.get(task) or {}).get(scenario)
             if stored is None:
                 problems.append(f"{task}/{scenario} missing from summary.json")
                 continue
             for metric, value in metrics.items():
-                other = clean(stored.get(metric))
+                other = clean(stored.metric(metric))
                 if (value is None) != (other is None) or (
                     value is not None and other is not None and abs(value - other) > tol
                 ):
@@ -219,14 +223,38 @@ def statistic_for(
 # ------------------------------------------------------------------------------------------------
 
 
+class MetricCI(BaseModel):
+    """A headline metric of a run with its interval over clips, and the level chance gives it."""
+
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    clips: int | None = None
+    """Clips the value is over (fewer than the interval needs: no interval)."""
+    chance: float | None = None
+    constant: dict[str, float | None] | None = None
+    """ITP's F1 only: the F1 of always "yes" and of always "no" (absent elsewhere)."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_constant(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if self.constant is None:
+            data.pop("constant", None)
+        return data
+
+
+Headline = dict[str, dict[str, dict[str, MetricCI]]]
+"""``{task: {scenario: {metric: MetricCI}}}``: :func:`headline_cis`."""
+
+
 def headline_cis(
     records_by_task: dict[str, Records],
     *,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
-    """``{task: {scenario: {metric: {"value", "ci_low", "ci_high", "clips", "chance"}}}}`` for every headline metric.
+) -> Headline:
+    """``{task: {scenario: {metric: MetricCI}}}`` for every headline metric.
 
     ``value`` is ``task_metrics``'s; the interval is the cluster-bootstrap percentile interval over
     clips (for ``both`` resampled within each scenario), ``None`` from fewer clips than :data:`~rescue_bench.metrics.MIN_CLUSTERS_FOR_INTERVAL`
@@ -234,7 +262,7 @@ def headline_cis(
     all three. ``chance`` is the level the task design fixes (:func:`~rescue_bench.metrics.chance_levels`,
     ``None`` where there is none); ITP's F1 also carries ``constant``: the F1 of always "yes" / "no".
     """
-    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    out: Headline = {}
     for task, records in records_by_task.items():
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
@@ -251,9 +279,9 @@ def headline_cis(
                     strata = "scenario" if scenario == POOLED_SCENARIO else None  # the pooled number keeps each scenario's clips
                     lo, hi = bootstrap_ci(chosen, stat, CLUSTER_KEY, n_resamples, confidence, seed, strata=strata)
                     low, high = clean(lo), clean(hi)
-                entry: dict[str, Any] = {"value": value, "ci_low": low, "ci_high": high, "clips": n_clips, "chance": clean(chance.get(metric))}
+                entry = MetricCI(value=value, ci_low=low, ci_high=high, clips=n_clips, chance=clean(chance.get(metric)))
                 if rule(task).binary and metric == "f1":
-                    entry["constant"] = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
+                    entry.constant = {"yes": clean(chance.get("f1_always_yes")), "no": clean(chance.get("f1_always_no"))}
                 out[task][scenario][metric] = entry
     return out
 
@@ -583,28 +611,40 @@ def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 
 
-def usage_rows(name: str, info: RunInfo) -> list[dict[str, Any]]:
+class UsageRow(BaseModel):
+    """One row of the usage table: a run's role (or model), its tokens and cost, and what was estimated."""
+
+    run: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    total_cost: float | None = None
+    estimated_calls: int | None = None
+    estimated_prompt_tokens: int | None = None
+    max_output_tokens: int | None = None
+
+
+def usage_rows(name: str, info: RunInfo) -> list[UsageRow]:
     """Token counts and cost from ``run.json``: per role (``usage_by_role``) beside the estimate made
     before the run (``estimate``), else per model (``usage``, files without roles); empty when absent."""
-    rows: list[dict[str, Any]] = []
-    estimate = (info.estimate or {}).get("by_role", {})
+    rows: list[UsageRow] = []
+    estimate = info.estimate.by_role if info.estimate is not None else {}
     by_role = info.usage_by_role
     for who, u in (by_role if by_role else info.usage or {}).items():
-        if not isinstance(u, dict):
-            continue
-        e = estimate.get(who, {}) if by_role else {}
+        e = estimate.get(who) if by_role else None
         rows.append(
-            {
-                "run": name,
-                "model": who,
-                "input_tokens": u.get("input_tokens"),
-                "output_tokens": u.get("output_tokens"),
-                "total_tokens": u.get("total_tokens"),
-                "total_cost": u.get("total_cost"),
-                "estimated_calls": e.get("calls"),
-                "estimated_prompt_tokens": e.get("prompt_tokens"),
-                "max_output_tokens": e.get("max_output_tokens"),
-            }
+            UsageRow(
+                run=name,
+                model=who,
+                input_tokens=u.input_tokens if "input_tokens" in u.model_fields_set else None,
+                output_tokens=u.output_tokens if "output_tokens" in u.model_fields_set else None,
+                total_tokens=u.total_tokens if "total_tokens" in u.model_fields_set else None,
+                total_cost=u.total_cost,
+                estimated_calls=e.calls if e is not None else None,
+                estimated_prompt_tokens=e.prompt_tokens if e is not None else None,
+                max_output_tokens=e.max_output_tokens if e is not None else None,
+            )
         )
     return rows
 

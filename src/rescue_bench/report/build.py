@@ -28,7 +28,9 @@ from rescue_bench.report import analysis as A
 from rescue_bench.report import figures as F
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
+from rescue_bench.report.agent import AgentSection
 from rescue_bench.report.runs import Run, run_data_paths
+from rescue_bench.report.sim import SimSection
 from rescue_bench.scoring import SUMMARY_SCENARIOS
 
 DEFAULT_RESAMPLES = 1000
@@ -106,19 +108,19 @@ class Report(BaseModel):
     runs: list[RunEntry] = Field(default_factory=list)
     clips: dict[str, dict[str, int]] = Field(default_factory=dict)
     clips_all: dict[str, int] = Field(default_factory=dict)
-    models: Nested = Field(default_factory=dict)
+    models: dict[str, A.Headline] = Field(default_factory=dict)
     counts: Nested = Field(default_factory=dict)
     majority_share: Nested = Field(default_factory=dict)
     per_label: Nested = Field(default_factory=dict)
     stp_roles: Nested = Field(default_factory=dict)
     confusion: Nested = Field(default_factory=dict)
     position: Nested = Field(default_factory=dict)
-    usage: list[dict[str, Any]] = Field(default_factory=list)
+    usage: list[A.UsageRow] = Field(default_factory=list)
     tests: list[Any] = Field(default_factory=list)
     data: Nested = Field(default_factory=dict)
     paper: PaperReference = Field(default_factory=PaperReference.published)
-    agent: Nested = Field(default_factory=dict)
-    sim: Nested = Field(default_factory=dict)
+    agent: AgentSection = Field(default_factory=AgentSection)
+    sim: SimSection = Field(default_factory=SimSection)
     warnings: list[str] = Field(default_factory=list)
     created: str = ""
 
@@ -212,7 +214,7 @@ def compute_report(
                 baseline=run.is_baseline,
                 judge=run.info.judge,
                 created=run.info.created,
-                mode=run.info.setting("mode"),
+                mode=run.info.settings.mode if run.info.settings else None,
                 bertscore_backbone=run.info.bertscore_backbone,
                 tasks=run.tasks,
             )
@@ -264,11 +266,11 @@ def compute_report(
     from rescue_bench.report.agent import compute_agent  # hook: the support agent's section
 
     report.agent = compute_agent(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    warnings.extend(report.agent["warnings"])
+    warnings.extend(report.agent.warnings)
     from rescue_bench.report.sim import compute_sim  # hook: the closed-loop section
 
     report.sim = compute_sim(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence, correction=correction)
-    warnings.extend(report.sim["warnings"])
+    warnings.extend(report.sim.warnings)
     report.warnings = warnings
     report.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
@@ -281,7 +283,7 @@ def compute_report(
 
 def _points(report: Report, name: str) -> dict[str, dict[str, dict[str, float | None]]]:
     return {
-        task: {s: {m: e["value"] for m, e in per_s.items()} for s, per_s in per.items()}
+        task: {s: {m: e.value for m, e in per_s.items()} for s, per_s in per.items()}
         for task, per in report.models[name].items()
     }
 

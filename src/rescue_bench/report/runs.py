@@ -27,6 +27,7 @@ from rescue_bench.runinfo import RUN_JSON, RunInfo, RunInfoError, read_run_info
 from rescue_bench.scoring import ResultRecord, summarize
 from rescue_bench.sim.episode import SIM_TASK
 from rescue_bench.sim.fidelity import FIDELITY_TASK
+from rescue_bench.summary import EvalSummary, RunSummary, parse_summary
 
 SIM_TASKS = (SIM_TASK, FIDELITY_TASK)
 
@@ -49,7 +50,8 @@ class Run:
     path: Path
     model: str
     records: dict[str, list[dict[str, Any]]]
-    summary: dict[str, Any]
+    """The records of each results file, by task (the six tasks', the agent's chain, the closed loop's)."""
+    summary: RunSummary
     info: RunInfo = field(default_factory=RunInfo)
     """The run's ``run.json`` (empty when the folder has none)."""
     name: str = ""
@@ -139,9 +141,15 @@ def load_run(path: str | Path) -> Run:
     summary_path = root / "summary.json"
     if not summary_path.is_file():
         raise ReportInputError(summary_path, "missing (is this a `rescue eval` output folder?)")
-    summary = _read_json(summary_path)
-    if not isinstance(summary, dict):
+    value = _read_json(summary_path)
+    if not isinstance(value, dict):
         raise ReportInputError(summary_path, "expected a JSON object {task: {scenario: {metric: value}}}")
+    try:
+        summary = parse_summary(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(part) for part in err["loc"]) or "(summary)"
+        raise ReportInputError(summary_path, f"{where}: {err['msg']}") from None
     results = root / "results"
     if not results.is_dir():
         raise ReportInputError(results, "missing results folder (expected results/<task>.jsonl)")
@@ -183,7 +191,7 @@ def records_run(path: str | Path, records: dict[str, list[ResultRow]], info: Run
     model = info.model_name or Path(path).name
     every = [r for task in records.values() for r in task]
     plain = cast(dict[str, list[dict[str, Any]]], dict(records))
-    return Run(path=Path(path), model=model, records=plain, summary=summarize(every), info=info, name=model)
+    return Run(path=Path(path), model=model, records=plain, summary=EvalSummary.model_validate(summarize(every)), info=info, name=model)
 
 
 def disambiguate(runs: Sequence[Run]) -> None:
@@ -213,9 +221,4 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
 
 def run_data_paths(run: Run) -> list[str] | None:
     """The ``--data`` paths recorded in ``run.json`` (``None`` means the bundled demo)."""
-    data = run.info.setting("data")
-    if data is None:
-        return None
-    if isinstance(data, str):
-        return [data]
-    return [str(d) for d in data]
+    return None if run.info.settings is None else run.info.settings.data_paths

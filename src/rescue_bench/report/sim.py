@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from rescue_bench.labels import POOLED, SUMMARY_SCENARIOS
 from rescue_bench.metrics import benjamini_hochberg, holm
 from rescue_bench.report import render as R
@@ -37,6 +39,96 @@ from rescue_bench.report.runs import Run
 from rescue_bench.runinfo import FidelityRunInfo, SimRunInfo
 from rescue_bench.sim import METRICS, SIM_TASK, paired_comparison, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
+from rescue_bench.summary import FidelityEntry, FidelitySummary, Interval, SimEntry, SimulatorCheck
+
+SimulatorModel = dict[str, Any]
+"""What an episode record says of its offline simulator's model (``simulator_model``: the closed
+loop's own record format, JSON as written)."""
+
+
+class SimRunRow(BaseModel):
+    """One closed-loop run of the report."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
+    name: str
+    agent: str
+    simulator: str | None = None
+    gamma: float | None = None
+    lam: float | None = Field(default=None, alias="lambda")
+    horizon: int | None = None
+    episodes: int
+    path: str
+    simulator_model: SimulatorModel | None = None
+    calls: dict[str, int | float | None] | None = None
+    """``run.json``'s ``calls``, the keys the file has."""
+
+
+class PairedCheck(BaseModel):
+    """J of run ``a`` minus run ``b`` on the episodes both scored, with its paired test."""
+
+    a: str
+    b: str
+    simulator: str | None = None
+    episodes: int = 0
+    clips: int = 0
+    delta: float | None = None
+    p_value: float | None = None
+    a_wins: int = 0
+    b_wins: int = 0
+    p_holm: float | None = None
+    p_bh: float | None = None
+
+
+class FidelityRunRow(BaseModel):
+    """One fidelity run of the report."""
+
+    name: str
+    simulator: str | None = None
+    points: int
+    path: str
+    simulator_model: SimulatorModel | None = None
+
+
+class Trajectory(BaseModel):
+    """One episode step by step: each client's distress, the pattern, whom the agent addressed."""
+
+    episode: str
+    distress: dict[str, list[float]]
+    patterns: list[str]
+    addressed: list[str | None]
+
+
+class RunTrajectories(BaseModel):
+    """A run's mean max-distress curve and its first episode."""
+
+    mean_max_distress: list[float]
+    first: Trajectory | None = None
+
+
+class Coverage(BaseModel):
+    """A simulator's fidelity runs, and those among them that hold its checks."""
+
+    simulator: str | None
+    fidelity: list[str]
+    checks: list[str]
+
+
+class SimSection(BaseModel):
+    """Every closed-loop number of the report."""
+
+    runs: list[SimRunRow] = Field(default_factory=list)
+    metrics: dict[str, dict[str, SimEntry]] = Field(default_factory=dict)
+    """``{run: {scenario: entry}}`` (:func:`rescue_bench.sim.summarize`, recomputed from the records)."""
+    simulators: dict[str, SimulatorModel] = Field(default_factory=dict)
+    checks: list[PairedCheck] = Field(default_factory=list)
+    fidelity: dict[str, dict[str, FidelityEntry]] = Field(default_factory=dict)
+    fidelity_runs: list[FidelityRunRow] = Field(default_factory=list)
+    simulator_checks: dict[str, list[SimulatorCheck]] = Field(default_factory=dict)
+    trajectories: dict[str, RunTrajectories] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    correction: str = "pairs"
+    coverage: list[Coverage] = Field(default_factory=list)
 
 SCENARIOS3 = SUMMARY_SCENARIOS
 MAX_TRAJECTORIES = 6
@@ -58,7 +150,7 @@ def _key(run: Run) -> tuple[Any, ...]:
     return (info.simulator, info.gamma, info.lam, info.horizon)
 
 
-def _simulator_model(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def _simulator_model(records: Sequence[dict[str, Any]]) -> SimulatorModel | None:
     """What the records say of their simulator (an offline simulator's model and readings)."""
     found = next((r.get("simulator_model") for r in records if r.get("simulator_model")), None)
     return found
@@ -66,30 +158,27 @@ def _simulator_model(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None
 
 def compute_sim(
     runs: Sequence[Run], *, n_resamples: int, seed: int, confidence: float, correction: str = "pairs"
-) -> dict[str, Any]:
-    """Every closed-loop number of the report (JSON-ready): ``runs``, ``metrics``, ``simulators``,
-    ``checks`` (paired comparisons of runs), ``fidelity``, ``simulator_checks``, ``trajectories``,
-    ``warnings``."""
+) -> SimSection:
+    """Every closed-loop number of the report (:class:`SimSection`)."""
     sims = [r for r in runs if r.records.get(SIM_TASK)]
     fids = [r for r in runs if r.records.get(FIDELITY_TASK)]
-    out: dict[str, Any] = {"runs": [], "metrics": {}, "simulators": {}, "checks": [], "fidelity": {}, "fidelity_runs": [],
-                           "simulator_checks": {}, "trajectories": {}, "warnings": [], "correction": correction}
+    out = SimSection(correction=correction)
     for run in sims:
         records = run.records[SIM_TASK]
         info = _sim_info(run)
         model = _simulator_model(records)
-        out["runs"].append(
-            {"name": run.name, "agent": run.model, "simulator": info.simulator, "gamma": info.gamma,
-             "lambda": info.lam, "horizon": info.horizon, "episodes": len(records), "path": str(run.path),
-             "simulator_model": model, "calls": None if info.calls is None else info.calls.model_dump(exclude_unset=True)}
+        out.runs.append(
+            SimRunRow.model_validate(
+                {"name": run.name, "agent": run.model, "simulator": info.simulator, "gamma": info.gamma, "lambda": info.lam,
+                 "horizon": info.horizon, "episodes": len(records), "path": str(run.path), "simulator_model": model,
+                 "calls": None if info.calls is None else info.calls.model_dump(exclude_unset=True)}
+            )
         )
         if model is not None and model.get("sha256"):
-            out["simulators"].setdefault(model["sha256"], model)
-        out["metrics"][run.name] = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        out["trajectories"][run.name] = {
-            "mean_max_distress": _mean_curve(records),
-            "first": _trajectory(records[0]) if records else None,
-        }
+            out.simulators.setdefault(model["sha256"], model)
+        numbers = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        out.metrics[run.name] = {s: SimEntry.model_validate(e) for s, e in numbers.items()}
+        out.trajectories[run.name] = RunTrajectories(mean_max_distress=_mean_curve(records), first=_trajectory(records[0]) if records else None)
     for i, a in enumerate(sims):
         for b in sims[i + 1 :]:
             if _key(a) != _key(b):
@@ -97,63 +186,64 @@ def compute_sim(
             ids_a = {r["id"] for r in a.records[SIM_TASK]}
             ids_b = {r["id"] for r in b.records[SIM_TASK]}
             if ids_a != ids_b:
-                out["warnings"].append(f"{a.name} and {b.name}: same simulator and objective but different episodes; not compared")
+                out.warnings.append(f"{a.name} and {b.name}: same simulator and objective but different episodes; not compared")
                 continue
             check = paired_comparison(a.records[SIM_TASK], b.records[SIM_TASK], n_resamples=max(n_resamples, 1000), seed=seed)
-            out["checks"].append({"a": a.name, "b": b.name, "simulator": _simulator(a), **check})
-    _correct(out["checks"])
+            out.checks.append(PairedCheck.model_validate({"a": a.name, "b": b.name, "simulator": _simulator(a), **check}))
+    _correct(out.checks)
     for run in fids:
         records = run.records[FIDELITY_TASK]
         model = _simulator_model(records)
-        out["fidelity_runs"].append({"name": run.name, "simulator": _simulator(run), "points": len(records), "path": str(run.path),
-                                     "simulator_model": model})
+        out.fidelity_runs.append(FidelityRunRow(name=run.name, simulator=_simulator(run), points=len(records), path=str(run.path),
+                                                simulator_model=model))
         if model is not None and model.get("sha256") and not model.get("refitted_without"):  # a refitted fold is its model's
-            out["simulators"].setdefault(model["sha256"], model)
-        out["fidelity"][run.name] = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
-        checks = run.summary.get("checks")
+            out.simulators.setdefault(model["sha256"], model)
+        fidelity = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
+        out.fidelity[run.name] = {s: FidelityEntry.model_validate(e) for s, e in fidelity.items()}
+        checks = run.summary.checks if isinstance(run.summary, FidelitySummary) else []
         if checks:
-            out["simulator_checks"][run.name] = checks
+            out.simulator_checks[run.name] = list(checks)
             for c in checks:
-                if not c["passed"]:
-                    out["warnings"].append(f"simulator {_simulator(run)} fails the check '{c['check']}': {c['why']}")
-        for key, floors in out["fidelity"][run.name][POOLED]["beaten_by"].items():
+                if not c.passed:
+                    out.warnings.append(f"simulator {_simulator(run)} fails the check '{c.check}': {c.why}")
+        for key, floors in out.fidelity[run.name][POOLED].beaten_by.items():
             if floors:
                 label = next(lab for k, _, lab in FIDELITY_METRICS if k == key)
-                out["warnings"].append(f"simulator {_simulator(run)} does not beat {', '.join(floors)} on '{label.strip()}' ({run.name})")
-    out["coverage"] = coverage(out)
-    for cov in out["coverage"]:
-        if not cov["fidelity"]:
-            out["warnings"].append(
-                f"simulator {cov['simulator']}: no fidelity run given; run `rescue sim fidelity --simulator {cov['simulator']}` and pass its folder"
+                out.warnings.append(f"simulator {_simulator(run)} does not beat {', '.join(floors)} on '{label.strip()}' ({run.name})")
+    out.coverage = coverage(out)
+    for cov in out.coverage:
+        if not cov.fidelity:
+            out.warnings.append(
+                f"simulator {cov.simulator}: no fidelity run given; run `rescue sim fidelity --simulator {cov.simulator}` and pass its folder"
             )
-        elif not cov["checks"]:
-            out["warnings"].append(
-                f"simulator {cov['simulator']}: no checks (words, label, order of names) among its fidelity runs; they are run "
+        elif not cov.checks:
+            out.warnings.append(
+                f"simulator {cov.simulator}: no checks (words, label, order of names) among its fidelity runs; they are run "
                 "for an offline simulator only, so this simulator ranks agents unchecked"
             )
     return out
 
 
-def _correct(checks: list[dict[str, Any]]) -> None:
+def _correct(checks: list[PairedCheck]) -> None:
     """Set ``p_holm`` and ``p_bh`` of every paired comparison: adjusted over all of the report's
     closed-loop comparisons (one family)."""
-    defined = {i: c["p_value"] for i, c in enumerate(checks) if c.get("p_value") is not None}
+    defined = {i: c.p_value for i, c in enumerate(checks) if c.p_value is not None}
     by_holm, by_bh = holm(defined), benjamini_hochberg(defined)
     for i, c in enumerate(checks):
-        c["p_holm"] = float(by_holm[i]) if i in by_holm else None
-        c["p_bh"] = float(by_bh[i]) if i in by_bh else None
+        c.p_holm = float(by_holm[i]) if i in by_holm else None
+        c.p_bh = float(by_bh[i]) if i in by_bh else None
 
 
-def coverage(sim: dict[str, Any]) -> list[dict[str, Any]]:
+def coverage(sim: SimSection) -> list[Coverage]:
     """For every simulator of the closed-loop runs: its fidelity runs and the fidelity runs that hold
     its checks (the two ways the report says whether its numbers can be trusted)."""
-    simulators = list(dict.fromkeys(r["simulator"] for r in sim["runs"]))
+    simulators = list(dict.fromkeys(r.simulator for r in sim.runs))
     return [
-        {
-            "simulator": name,
-            "fidelity": [f["name"] for f in sim["fidelity_runs"] if f["simulator"] == name],
-            "checks": [f["name"] for f in sim["fidelity_runs"] if f["simulator"] == name and f["name"] in sim["simulator_checks"]],
-        }
+        Coverage(
+            simulator=name,
+            fidelity=[f.name for f in sim.fidelity_runs if f.simulator == name],
+            checks=[f.name for f in sim.fidelity_runs if f.simulator == name and f.name in sim.simulator_checks],
+        )
         for name in simulators
     ]
 
@@ -168,17 +258,19 @@ def _mean_curve(records: Sequence[dict[str, Any]]) -> list[float]:
     return curve
 
 
-def _trajectory(record: dict[str, Any]) -> dict[str, Any]:
+def _trajectory(record: dict[str, Any]) -> Trajectory:
     from rescue_bench.sim.state import HiddenState, distresses
 
     steps = [s for s in record["steps"] if s.get("state") is not None]  # a step without a state is left out
     states = [HiddenState.model_validate(record["initial_state"])] + [HiddenState.model_validate(s["state"]) for s in steps]
-    return {
-        "episode": record["id"],
-        "distress": {c: [distresses(s)[c] for s in states] for c in record["clients"]},
-        "patterns": [s.pattern for s in states],
-        "addressed": [None] + [s["action"]["whom"] if s["action"]["intervened"] else None for s in steps],
-    }
+    addressed: list[str | None] = [None]
+    addressed += [s["action"]["whom"] if s["action"]["intervened"] else None for s in steps]
+    return Trajectory(
+        episode=record["id"],
+        distress={c: [distresses(s)[c] for s in states] for c in record["clients"]},
+        patterns=[s.pattern for s in states],
+        addressed=addressed,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -186,13 +278,13 @@ def _trajectory(record: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _cell(v: dict[str, Any], kind: str) -> str:
-    if v["value"] is None:
+def _cell(v: Interval, kind: str) -> str:
+    if v.value is None:
         return T.MISSING
     scale = 100.0 if kind == "pct" else 1.0
-    text = f"{v['value'] * scale:.2f}"
-    if v.get("ci_low") is not None and v.get("ci_high") is not None:
-        text += f" [{v['ci_low'] * scale:.2f}, {v['ci_high'] * scale:.2f}]"
+    text = f"{v.value * scale:.2f}"
+    if v.ci_low is not None and v.ci_high is not None:
+        text += f" [{v.ci_low * scale:.2f}, {v.ci_high * scale:.2f}]"
     return text
 
 
@@ -205,7 +297,7 @@ P_KEY = {"pairs": ("p_holm", "Holm over the report's closed-loop comparisons"), 
 """``--correction``: the adjusted p-value the comparison table shows, and how it was adjusted."""
 
 
-def sim_tables(sim: dict[str, Any], *, confidence: float, n_resamples: int) -> list[T.Table]:
+def sim_tables(sim: SimSection, *, confidence: float, n_resamples: int) -> list[T.Table]:
     notes = [
         f"value [low, high]: {confidence:.0%} percentile cluster-bootstrap interval over clips ({n_resamples} resamples; both scenarios: "
         "within each scenario); no interval from fewer than 3 clips; the row 'interval' gives the coverage measured at that many clips "
@@ -216,30 +308,30 @@ def sim_tables(sim: dict[str, Any], *, confidence: float, n_resamples: int) -> l
         "Episodes that no action can change, and episodes with a step without a usable answer, are left out of J, its floors and ceiling.",
     ]
     out = []
-    names = [r["name"] for r in sim["runs"]]
+    names = [r.name for r in sim.runs]
     for scenario in SCENARIOS3:
-        per = [sim["metrics"][n][scenario] for n in names]
-        rows = [[m.label, *(_cell(e[m.name], m.kind) for e in per)] for m in METRICS]
-        rows.insert(3, ["floor policy (the run's best constant policy)", *(e.get("floor_policy") or T.MISSING for e in per)])
-        rows.append(["episodes / clips", *(f"{e['episodes']} / {e['clips']}" for e in per)])
-        rows.append(["interval", *(e.get("interval") or T.MISSING for e in per)])
+        per = [sim.metrics[n][scenario] for n in names]
+        rows = [[m.label, *(_cell(e.metric(m.name), m.kind) for e in per)] for m in METRICS]
+        rows.insert(3, ["floor policy (the run's best constant policy)", *(e.floor_policy or T.MISSING for e in per)])
+        rows.append(["episodes / clips", *(f"{e.episodes} / {e.clips}" for e in per)])
+        rows.append(["interval", *(e.interval or T.MISSING for e in per)])
         out.append(T.Table(name=f"sim_{scenario}", title=f"Closed-loop evaluation, {scenario}", header=[("", "metric"), *(("", n) for n in names)],
                            rows=rows, notes=notes))
-    if sim["checks"]:
-        key, how = P_KEY[sim.get("correction", "pairs")]
-        rows = [[c["a"], c["b"], c["simulator"] or T.MISSING, str(c["episodes"]), _num(c["delta"]), _num(c["p_value"], "{:.4f}"),
-                 _num(c.get(key), "{:.4f}"), f"{c['a_wins']} / {c['b_wins']}"] for c in sim["checks"]]
+    if sim.checks:
+        key, how = P_KEY[sim.correction]
+        rows = [[c.a, c.b, c.simulator or T.MISSING, str(c.episodes), _num(c.delta), _num(c.p_value, "{:.4f}"),
+                 _num(c.p_holm if key == "p_holm" else c.p_bh, "{:.4f}"), f"{c.a_wins} / {c.b_wins}"] for c in sim.checks]
         out.append(T.Table(name="sim_comparisons", title="Paired comparisons: J of run a minus run b on the episodes both scored",
                            header=[("", h) for h in ("run a", "run b", "simulator", "episodes", "delta J", "p", f"p ({how})", "episodes a / b better")],
                            rows=rows, notes=["Paired permutation test swapping clips (exact when 2**clips <= resamples), two-sided."]))
     out += _simulator_tables(sim)
-    fnames = [r["name"] for r in sim["fidelity_runs"]]
+    fnames = [r.name for r in sim.fidelity_runs]
     if fnames:
         rows = []
         for key, kind, label in FIDELITY_METRICS:
-            rows.append([label, *(_cell(sim["fidelity"][n][POOLED][key], "pct" if kind == "pct" else "num") for n in fnames)])
-        rows.append(["points", *(str(sim["fidelity"][n][POOLED]["points"]) for n in fnames)])
-        rows.append(["does not beat", *("; ".join(f"{k}: {', '.join(v)}" for k, v in sim["fidelity"][n][POOLED]["beaten_by"].items() if v) or "every floor beaten"
+            rows.append([label, *(_cell(sim.fidelity[n][POOLED].metric(key), "pct" if kind == "pct" else "num") for n in fnames)])
+        rows.append(["points", *(str(sim.fidelity[n][POOLED].points) for n in fnames)])
+        rows.append(["does not beat", *("; ".join(f"{k}: {', '.join(v)}" for k, v in sim.fidelity[n][POOLED].beaten_by.items() if v) or "every floor beaten"
                                          for n in fnames)])
         out.append(T.Table(name="sim_fidelity", title="Simulator fidelity: its step against what the session annotates next (both scenarios)",
                            header=[("", "metric"), *(("", n) for n in fnames)], rows=rows,
@@ -248,11 +340,11 @@ def sim_tables(sim: dict[str, Any], *, confidence: float, n_resamples: int) -> l
     return out
 
 
-def _simulator_tables(sim: dict[str, Any]) -> list[T.Table]:
+def _simulator_tables(sim: SimSection) -> list[T.Table]:
     """What each offline simulator model reads in the words, its effects on held-out clips, and the
     checks of the fidelity runs."""
     out = []
-    for sha, model in sim["simulators"].items():
+    for sha, model in sim.simulators.items():
         rows = [[r["reading"], str(r["rows"]), _num(r.get("accuracy")), _num(r.get("majority_accuracy")),
                  _num(r.get("balanced_accuracy")) + (f" [{r['balanced_accuracy_ci'][0]:.3f}, {r['balanced_accuracy_ci'][1]:.3f}]" if r.get("balanced_accuracy_ci") else ""),
                  _num(r.get("chance")), "yes" if r["used"] else "no"] for r in model.get("readings", [])]
@@ -269,8 +361,8 @@ def _simulator_tables(sim: dict[str, Any]) -> list[T.Table]:
                    "Effects: the change of intensity of the first arm's units minus the second's (0-10 points per step): as annotated, as the "
                    "model predicts it for clips it was not fitted on, and as the scripted rules have it."],
         ))
-    for name, checks in sim["simulator_checks"].items():
-        rows = [[c["check"], c["a"], c["b"], c["expect"], "pass" if c["passed"] else "FAIL", c["why"]] for c in checks]
+    for name, checks in sim.simulator_checks.items():
+        rows = [[c.check, c.a, c.b, c.expect, "pass" if c.passed else "FAIL", c.why] for c in checks]
         out.append(T.Table(name=f"sim_checks_{len(out)}", title=f"Simulator checks ({name})",
                            header=[("", h) for h in ("check", "agent a", "agent b", "expected", "result", "measured")], rows=rows,
                            notes=["Each pair of agents differs in one thing. 'a better': a must score higher and never lower in an episode; "
@@ -278,17 +370,17 @@ def _simulator_tables(sim: dict[str, Any]) -> list[T.Table]:
     return out
 
 
-def draw_sim_figures(sim: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str]]:
+def draw_sim_figures(sim: SimSection, fig_dir: Path) -> list[tuple[Path, str]]:
     from rescue_bench.report.figures import FONT, _figure, _save, _style
 
-    if not sim["runs"]:
+    if not sim.runs:
         return []
     out = []
     fig, axes = _figure(3.0)
     ax = axes[0, 0]
-    for run in sim["runs"]:
-        curve = sim["trajectories"][run["name"]]["mean_max_distress"]
-        ax.plot(range(len(curve)), curve, marker="o", label=run["name"])
+    for run in sim.runs:
+        curve = sim.trajectories[run.name].mean_max_distress
+        ax.plot(range(len(curve)), curve, marker="o", label=run.name)
     ax.set_xlabel("step (0 = the real start)")
     ax.set_ylabel("mean max distress")
     ax.set_ylim(0, 1)
@@ -297,53 +389,53 @@ def draw_sim_figures(sim: dict[str, Any], fig_dir: Path) -> list[tuple[Path, str
     ax.grid(alpha=0.3)
     _style(ax)
     out.append((_save(fig, fig_dir / "sim_distress.png"), "Mean over episodes of the highest client distress at the start and after each step, per run."))
-    for i, run in enumerate(sim["runs"][:MAX_TRAJECTORIES]):
-        traj = sim["trajectories"][run["name"]]["first"]
+    for i, run in enumerate(sim.runs[:MAX_TRAJECTORIES]):
+        traj = sim.trajectories[run.name].first
         if traj is None:
             continue
         fig, axes = _figure(3.6, nrows=2, sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
         ax, pax = axes[0, 0], axes[1, 0]
-        for client, values in traj["distress"].items():
+        for client, values in traj.distress.items():
             ax.plot(range(len(values)), values, marker="o", label=client)
-        for t, whom in enumerate(traj["addressed"]):
+        for t, whom in enumerate(traj.addressed):
             if whom:
                 ax.annotate(f"to {whom}", (t, 1.0), fontsize=FONT - 1, ha="center", va="top")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("distress d")
-        ax.set_title(f"{run['name']}: episode {traj['episode']}")
+        ax.set_title(f"{run.name}: episode {traj.episode}")
         ax.legend(fontsize=FONT)
         ax.grid(alpha=0.3)
-        labels = list(dict.fromkeys(traj["patterns"]))
-        pax.step(range(len(traj["patterns"])), [labels.index(p) for p in traj["patterns"]], where="mid")
+        labels = list(dict.fromkeys(traj.patterns))
+        pax.step(range(len(traj.patterns)), [labels.index(p) for p in traj.patterns], where="mid")
         pax.set_yticks(range(len(labels)), [p.replace("_", " ") for p in labels])
         pax.set_xlabel("step")
         pax.set_ylim(-0.5, len(labels) - 0.5)
         _style(ax)
         _style(pax)
-        caption = f"Trajectory of {run['name']}'s first episode: each client's distress and the relation pattern after each step."
+        caption = f"Trajectory of {run.name}'s first episode: each client's distress and the relation pattern after each step."
         out.append((_save(fig, fig_dir / f"sim_trajectory_{i + 1}.png"), caption))
     return out
 
 
-def sim_section_html(sim: dict[str, Any], tables: Sequence[T.Table], figures: Sequence[tuple[Path, str]]) -> str:
+def sim_section_html(sim: SimSection, tables: Sequence[T.Table], figures: Sequence[tuple[Path, str]]) -> str:
     e = html.escape
-    rows = [[r["name"], r["agent"], r["simulator"] or T.MISSING, str(r["gamma"]), str(r["lambda"]), str(r["horizon"]), str(r["episodes"]), r["path"]]
-            for r in sim["runs"]]
+    rows = [[r.name, r.agent, r.simulator or T.MISSING, str(r.gamma), str(r.lam), str(r.horizon), str(r.episodes), r.path]
+            for r in sim.runs]
     overview = T.Table(name="sim_runs", title="Closed-loop runs", header=[("", h) for h in ("Run", "Agent", "Simulator", "gamma", "lambda", "Horizon", "Episodes", "Folder")], rows=rows)
     parts = [R.to_html(overview)] if rows else []
-    for w in sim["warnings"]:
+    for w in sim.warnings:
         parts.append(f'<p class="warn">{e(w)}</p>')
     parts += [R.to_html(t) for t in tables]
     parts += [R.figure_html(p, c) for p, c in figures]
     return "\n".join(parts)
 
 
-def write_sim(sim: dict[str, Any], tab_dir: Path, fig_dir: Path, *, confidence: float, n_resamples: int) -> tuple[list[str], list[str], str | None]:
+def write_sim(sim: SimSection, tab_dir: Path, fig_dir: Path, *, confidence: float, n_resamples: int) -> tuple[list[str], list[str], str | None]:
     """Write the closed-loop tables and figures; returns (table files, figure files, HTML section or None)."""
-    if not sim.get("runs") and not sim.get("fidelity_runs"):
+    if not sim.runs and not sim.fidelity_runs:
         return [], [], None
     tables = sim_tables(sim, confidence=confidence, n_resamples=n_resamples)
-    if not sim["runs"]:
+    if not sim.runs:
         tables = [t for t in tables if not t.name.startswith(("sim_both", "sim_couple", "sim_family"))]
     files = [str(p) for t in tables for p in R.write_table(t, tab_dir)]
     figures = draw_sim_figures(sim, fig_dir)

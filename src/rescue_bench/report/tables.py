@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rescue_bench.labels import POOLED
 from rescue_bench.metrics.coverage import (
@@ -24,7 +24,7 @@ from rescue_bench.metrics.coverage import (
     level_text,
 )
 from rescue_bench.records import CAUSE_LABELS, INVALID_CAUSES
-from rescue_bench.report.analysis import CORRECTIONS, per_label_union
+from rescue_bench.report.analysis import CORRECTIONS, Headline, MetricCI, UsageRow, per_label_union
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 from rescue_bench.task_table import TASK_TABLE, rule
 
@@ -119,17 +119,30 @@ def fmt(value: float | None, kind: str) -> str:
     return fmt_display(to_display(value, kind), kind)
 
 
-def fmt_ci(entry: dict[str, Any], kind: str) -> str:
+class WithInterval(Protocol):
+    """A value with its interval over clips (:class:`~rescue_bench.report.analysis.MetricCI`, the agent's)."""
+
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def clips(self) -> int | None: ...
+
+
+def fmt_ci(entry: WithInterval, kind: str) -> str:
     """``value [low, high]`` on the paper's scale; ``value [no interval: 1 clip]`` where the clips
-    (``entry["clips"]``) are too few to resample."""
-    if entry.get("value") is None:
+    (``entry.clips``) are too few to resample."""
+    if entry.value is None:
         return MISSING
-    text = fmt(entry["value"], kind)
-    clips = entry.get("clips")
+    text = fmt(entry.value, kind)
+    clips = entry.clips
     if clips is not None and not interval_available(int(clips)):
         return f"{text} [{coverage_note(int(clips), 0.95)}]"
-    if entry.get("ci_low") is not None and entry.get("ci_high") is not None:
-        text += f" [{fmt(entry['ci_low'], kind)}, {fmt(entry['ci_high'], kind)}]"
+    if entry.ci_low is not None and entry.ci_high is not None:
+        text += f" [{fmt(entry.ci_low, kind)}, {fmt(entry.ci_high, kind)}]"
     return text
 
 
@@ -280,22 +293,22 @@ def _share_cells(per_scenario: dict[str, Any], share_key: str, name_key: str) ->
     return cells
 
 
-def _with_chance(entry: dict[str, Any], kind: str) -> str:
+def _with_chance(entry: MetricCI, kind: str) -> str:
     text = fmt_ci(entry, kind)
-    if entry.get("value") is not None and entry.get("chance") is not None:
-        text += f" · chance {fmt(entry['chance'], kind)}"
+    if entry.value is not None and entry.chance is not None:
+        text += f" · chance {fmt(entry.chance, kind)}"
     return text
 
 
-def _constant(entry: dict[str, Any]) -> str:
-    c = entry.get("constant") or {}
+def _constant(entry: MetricCI) -> str:
+    c = entry.constant or {}
     if c.get("yes") is None:
         return MISSING
-    return f"{fmt(c['yes'], 'pct')} / {fmt(c['no'], 'pct')}"
+    return f"{fmt(c['yes'], 'pct')} / {fmt(c.get('no'), 'pct')}"
 
 
 def ci_table(
-    runs: Sequence[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]],
+    runs: Sequence[tuple[str, Headline, dict[str, Any], dict[str, Any]]],
     clips: dict[str, int],
     *,
     confidence: float,
@@ -494,15 +507,15 @@ def _share(count: int, n: int) -> str:
     return f"{fmt(count / n if n else None, 'pct')} ({count})"
 
 
-def usage_table(rows_: Sequence[dict[str, Any]]) -> Table:
+def usage_table(rows_: Sequence[UsageRow]) -> Table:
     header = [
         ("", "Run"), ("", "Role (model)"), ("Used", "Input tokens"), ("Used", "Output tokens"), ("Used", "Total tokens"), ("Used", "Cost"),
         ("Estimated before the run", "Calls (at most)"), ("Estimated before the run", "Prompt tokens"),
         ("Estimated before the run", "Output tokens (at most)"),
     ]
     rows = [
-        [r["run"], r["model"], fmt_int(r["input_tokens"]), fmt_int(r["output_tokens"]), fmt_int(r["total_tokens"]), fmt_cost(r["total_cost"]),
-         fmt_int(r.get("estimated_calls")), fmt_int(r.get("estimated_prompt_tokens")), fmt_int(r.get("max_output_tokens"))]
+        [r.run, r.model, fmt_int(r.input_tokens), fmt_int(r.output_tokens), fmt_int(r.total_tokens), fmt_cost(r.total_cost),
+         fmt_int(r.estimated_calls), fmt_int(r.estimated_prompt_tokens), fmt_int(r.max_output_tokens)]
         for r in rows_
     ]
     return Table(
