@@ -224,6 +224,29 @@ def test_bad_data_over_an_earlier_runs_folder_leaves_it_byte_for_byte(name: str,
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_missing_api_key_is_refused_before_the_folder_is_claimed(name: str, tmp_path: Path, env, assets: Path, monkeypatch) -> None:
+    """A provider that cannot be set up (no API key) is one line and exit 2 before any claim: an
+    earlier run's folder stays byte for byte (never left "running"), and a new folder is not made."""
+    out, command = tmp_path / "run", COMMANDS[name]
+    with FakeOpenAI(command.answers()) as server:
+        _assert_success(_run(name, out, assets, server.base_url), out, command.kind)
+    before = _snapshot(out)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    # another endpoint: inspect_ai keeps the models it made in this process, per endpoint
+    with FakeOpenAI(command.answers()) as server:
+        result = _run(name, out, assets, server.base_url, None, "--overwrite")
+        fresh = _run(name, tmp_path / "new", assets, server.base_url)
+        assert server.stats.requests == 0
+    for r in (result, fresh):
+        assert r.exit_code == 2, r.output
+        assert "Traceback" not in r.output
+        lines = _errors(r.output)
+        assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0], r.output
+    assert _snapshot(out) == before
+    assert not (tmp_path / "new" / "run.json").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_every_command_sends_and_records_the_seed(name: str, tmp_path: Path, env, assets: Path) -> None:
     out, command = tmp_path / "run", COMMANDS[name]
     with FakeOpenAI(command.answers(), record_bodies=True) as server:

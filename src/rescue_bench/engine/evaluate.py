@@ -165,12 +165,6 @@ def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | N
     )
 
 
-def _is_prerequisite_error(exc: BaseException) -> bool:
-    """inspect_ai's error for a provider that cannot be set up (a missing API key, a missing package),
-    known by its class name: inspect_ai exports no public name for it."""
-    return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
-
-
 def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) -> list[Any]:
     """Run inspect_ai ``tasks`` as ``rescue`` runs them, with the model, judge, limits and logging of
     ``settings`` (logs in ``OUT/logs``); their logs, or :class:`RunInterrupted`.
@@ -188,6 +182,7 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
         ProviderSetupError,
         endpoint,
         get_provider_model,
+        is_prerequisite_error,
         provider_args,
         route,
         setup_error_line,
@@ -219,7 +214,7 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
     except KeyboardInterrupt as exc:
         raise RunInterrupted() from exc
     except Exception as exc:
-        if _is_prerequisite_error(exc):  # inspect_ai's provider set-up: a missing API key, a missing package
+        if is_prerequisite_error(exc):  # inspect_ai's provider set-up: a missing API key, a missing package
             raise ProviderSetupError(setup_error_line(exc)) from None
         raise
     # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only

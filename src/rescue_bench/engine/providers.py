@@ -15,6 +15,8 @@ from rescue_bench.errors import RescueError
 if TYPE_CHECKING:  # pragma: no cover
     from inspect_ai.model import GenerateConfig, Model
 
+    from rescue_bench.engine.settings import RunSettings
+
 GRADER = "grader"
 """The inspect_ai model role of the ER/VP judge (``--model-role grader=...`` on ``inspect eval``)."""
 SIMULATOR_ROLE = "simulator"
@@ -96,6 +98,31 @@ def setup_error_line(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - not markup after all: keep the text as it is
         pass
     return " ".join(text.replace("ERROR:", "").split())
+
+
+def is_prerequisite_error(exc: BaseException) -> bool:
+    """inspect_ai's error for a provider that cannot be set up (a missing API key, a missing package),
+    known by its class name: inspect_ai exports no public name for it."""
+    return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
+
+
+def check_providers(settings: RunSettings) -> None:
+    """Make every provider model a run will call (its ``model``, ``judge`` and ``simulator``; never a
+    baseline or an offline simulator) before the run claims its folder, so a missing API key or
+    provider package is a :class:`ProviderSetupError` that leaves the folder as it was."""
+    from rescue_bench.engine.settings import OFFLINE_SIMULATORS
+    from rescue_bench.labels import is_baseline
+
+    names = [getattr(settings, role, None) for role in ("model", "judge", "simulator")]
+    for name in names:
+        if not name or is_baseline(name) or name in OFFLINE_SIMULATORS:
+            continue
+        try:
+            get_provider_model(name)
+        except Exception as exc:
+            if is_prerequisite_error(exc):
+                raise ProviderSetupError(setup_error_line(exc)) from None
+            raise
 
 
 def get_provider_model(name: str, config: GenerateConfig | None = None, role: str | None = None) -> Model:

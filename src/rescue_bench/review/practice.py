@@ -683,7 +683,7 @@ def debrief(record: dict[str, Any]) -> Debrief:
         constant_policies=len(ref.get("constant") or {}),
         normalised=normalised,
         normalised_note=why,
-        steps=steps,
+        steps=[dict(step) for step in steps],  # JSON in the page's answer
         patterns={p: PatternNote(definition=definitions.get(p, ""), value=PATTERN_VALUE.get(p, 0.0)) for p in dict.fromkeys(seen)},
     )
 
