@@ -122,10 +122,6 @@ class AgentSection(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
-    return in_scenario(records, scenario)
-
-
 def _calls(run: Run) -> AgentCalls | None:
     """``run.json``'s ``calls`` of an agent run (``None`` when not recorded)."""
     return run.info.calls if isinstance(run.info, AgentRunInfo) else None
@@ -156,7 +152,7 @@ def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence:
     """``{scenario: {metric: ChainCI}}`` over ``records``."""
     out: dict[str, dict[str, ChainCI]] = {}
     for scenario in SCENARIOS3:
-        chosen = _subset(records, scenario)
+        chosen = in_scenario(records, scenario)
         values = chain_metrics(chosen)
         n_clips = len({r[CLUSTER] for r in chosen})
         out[scenario] = {}
@@ -203,7 +199,7 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
             AgentRunRow(name=run.name, model=run.model, path=str(run.path), baseline=run.is_baseline, state=flat.get("state"),
                         judge=run.info.judge, points=len(records), calls=_calls_row(_calls(run)))
         )
-        out.clips[run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
+        out.clips[run.name] = {s: len({r[CLUSTER] for r in in_scenario(records, s)}) for s in SCENARIOS3}
         out.metrics[run.name] = headline(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         out.references[run.name] = {
             policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
