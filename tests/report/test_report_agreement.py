@@ -46,23 +46,23 @@ def _human_csv(path: Path, run_dir: Path, extra_rows: list[list[str]] | None = N
 
 def test_stats_by_hand():
     s = agreement_stats([h for h, _ in ER_PAIRS], [j for _, j in ER_PAIRS])
-    assert s["n"] == 5 and s["exact"] == pytest.approx(3 / 5) and s["diff1"] == pytest.approx(1 / 5)
-    assert s["diff2"] == pytest.approx(1 / 5) and s["mae"] == pytest.approx(3 / 5)
+    assert s.n == 5 and s.exact == pytest.approx(3 / 5) and s.diff1 == pytest.approx(1 / 5)
+    assert s.diff2 == pytest.approx(1 / 5) and s.mae == pytest.approx(3 / 5)
     pairs = ER_PAIRS + VP_PAIRS
     s = agreement_stats([h for h, _ in pairs], [j for _, j in pairs])
-    assert s["counts"] == {"exact": 5, "diff1": 2, "diff2": 2, "diff2_exact": 1, "diff3_plus": 1}
-    assert s["mae"] == pytest.approx(7 / 9)
+    assert s.counts == {"exact": 5, "diff1": 2, "diff2": 2, "diff2_exact": 1, "diff3_plus": 1}
+    assert s.mae == pytest.approx(7 / 9)
     # quadratic kappa: 1 - sum (i-j)^2 O / sum (i-j)^2 E = 1 - (15/9) / (351/81) = 8/13
-    assert s["kappa_quadratic"] == pytest.approx(8 / 13)
+    assert s.kappa_quadratic == pytest.approx(8 / 13)
     # ordinal alpha: value counts 3,3,3,4,5; D_o = 2 * 197.5, D_e = 2 * 8343 / 17 -> 1 - 17 * 395 / 16686
-    assert s["krippendorff_alpha_ordinal"] == pytest.approx(1 - 17 * 395 / 16686)
+    assert s.krippendorff_alpha_ordinal == pytest.approx(1 - 17 * 395 / 16686)
 
 
 def test_stats_degenerate():
     s = agreement_stats([3, 3, 3], [3, 3, 3])
-    assert s["exact"] == 1.0 and s["mae"] == 0.0
-    assert s["kappa_quadratic"] is None and s["krippendorff_alpha_ordinal"] is None
-    assert agreement_stats([], [])["mae"] is None
+    assert s.exact == 1.0 and s.mae == 0.0
+    assert s.kappa_quadratic is None and s.krippendorff_alpha_ordinal is None
+    assert agreement_stats([], []).mae is None
 
 
 def test_agreement_command(judged_run: Path, tmp_path: Path):

@@ -80,9 +80,9 @@ def test_majority_share(recs):
     shares = A.majority_shares(recs)
     golds = [r["gold"] for r in recs["rpp"] if r["scenario"] == "couple"]
     label = max(set(golds), key=lambda g: (golds.count(g), [-ord(c) for c in g]))
-    assert shares["rpp"]["couple"]["share"] == pytest.approx(golds.count(label) / len(golds))
+    assert shares["rpp"]["couple"].share == pytest.approx(golds.count(label) / len(golds))
     assert set(shares) == {"rpp", "stp", "ssp"}
-    assert shares["stp"]["both"]["role"] in ("group", "individual")
+    assert shares["stp"]["both"].role in ("group", "individual")
 
 
 @pytest.mark.parametrize(
@@ -105,8 +105,8 @@ def test_position_bin_matches_the_definition(a, b):
 
 def test_position_accuracy(recs):
     pos = A.position_accuracy(recs["rpp"], "both")
-    assert sum(pos["n"]) == len(recs["rpp"])
-    for n, acc, se in zip(pos["n"], pos["accuracy"], pos["se"]):
+    assert sum(pos.n) == len(recs["rpp"])
+    for n, acc, se in zip(pos.n, pos.accuracy, pos.se):
         if n:
             assert 0 <= acc <= 1 and se == pytest.approx(math.sqrt(acc * (1 - acc) / n))
         else:
@@ -116,8 +116,8 @@ def test_position_accuracy(recs):
 def test_transition_matrix_by_hand():
     seqs = [["a", "a", "b"], ["b", "a"], ["c"], []]
     m = A.transition_matrix(seqs, ["a", "b", "c"])
-    assert m["counts"] == [[1, 1, 0], [1, 0, 0], [0, 0, 0]]
-    assert m["probabilities"] == [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert m.counts == [[1, 1, 0], [1, 0, 0], [0, 0, 0]]
+    assert m.probabilities == [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
 
 
 def test_transitions_from_demo_clips():
@@ -126,41 +126,41 @@ def test_transitions_from_demo_clips():
         seqs = A.pattern_sequences(clips, scenario)
         m = A.transition_matrix(seqs, [*dict.fromkeys(x for s in seqs for x in s)])
         total = sum(max(0, len(s) - 1) for s in seqs)
-        assert np.asarray(m["counts"]).sum() == total
-        probs = np.asarray(m["probabilities"])
-        for row, count in zip(probs, np.asarray(m["counts"])):
+        assert np.asarray(m.counts).sum() == total
+        probs = np.asarray(m.probabilities)
+        for row, count in zip(probs, np.asarray(m.counts)):
             assert row.sum() == pytest.approx(1.0 if count.sum() else 0.0)
 
 
 def test_position_distribution_rows_sum_to_one():
     items = [("x", 1, 10), ("y", 1, 10), ("x", 10, 10), ("z", 5, 10)]
     d = A.position_distribution(items, ["x", "y"])
-    assert d["labels"] == ["x", "y", "z"]
-    assert d["n"][0] == 2 and d["shares"][0][:2] == [0.5, 0.5]
-    assert d["counts"][9] == [1, 0, 0] and d["counts"][4] == [0, 0, 1]
+    assert d.labels == ["x", "y", "z"]
+    assert d.n[0] == 2 and d.shares[0][:2] == [0.5, 0.5]
+    assert d.counts[9] == [1, 0, 0] and d.counts[4] == [0, 0, 1]
 
 
 def test_confusion_and_per_label(recs):
     conf = A.confusion("ssp", recs["ssp"], "couple")
     n = sum(1 for r in recs["ssp"] if r["scenario"] == "couple")
-    assert sum(map(sum, conf["matrix"])) == n
+    assert sum(map(sum, conf.matrix)) == n
     invalid = sum(1 for r in recs["ssp"] if r["scenario"] == "couple" and not r["valid"])
-    assert sum(row[conf["columns"].index("(invalid)")] for row in conf["matrix"]) == invalid
+    assert sum(row[conf.columns.index("(invalid)")] for row in conf.matrix) == invalid
     per = A.per_label_accuracy("ssp", recs["ssp"], "couple")
-    for i, label in enumerate(conf["labels"]):
-        row = conf["matrix"][i]
-        assert per[label]["n"] == sum(row)
-        assert per[label]["accuracy"] == pytest.approx(row[conf["columns"].index(label)] / sum(row))
+    for i, label in enumerate(conf.labels):
+        row = conf.matrix[i]
+        assert per[label].n == sum(row)
+        assert per[label].accuracy == pytest.approx(row[conf.columns.index(label)] / sum(row))
     roles = A.confusion("stp", recs["stp"], "family", by_role=True)
-    assert roles["labels"] == ["group", "individual"]
-    assert roles["columns"][-2:] == ["(other)", "(invalid)"]
+    assert roles.labels == ["group", "individual"]
+    assert roles.columns[-2:] == ["(other)", "(invalid)"]
 
 
 def test_paired_tests_skip_pairs_without_overlap(recs):
     other = {t: [dict(r, id=r["id"] + "-x") for r in rs] for t, rs in recs.items()}
     assert A.paired_tests([("a", recs), ("b", other)], n_resamples=100) == []
     same = A.paired_tests([("a", recs), ("b", recs)], n_resamples=100)
-    assert same and all(t["p_value"] == 1.0 and t["diff"] == 0 for t in same)
+    assert same and all(t.p_value == 1.0 and t.diff == 0 for t in same)
 
 
 def test_formats():

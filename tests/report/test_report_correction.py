@@ -27,16 +27,20 @@ def test_benjamini_hochberg_by_hand():
 
 
 def test_report_wide_adjustment_counts_every_test():
+    def test(task: str, metric: str, scenario: str, p_value: float | None) -> A.PairedTest:
+        return A.PairedTest(metric=metric, task=task, scenario=scenario, a="x", b="y", p_value=p_value, n=1, clips=1,
+                            value_a=0.0, value_b=0.0, diff=0.0)
+
     tests = [
-        {"task": "itp", "metric": "f1", "scenario": "both", "p_value": 0.01},
-        {"task": "rpp", "metric": "accuracy", "scenario": "couple", "p_value": 0.02},
-        {"task": "stp", "metric": "mrr", "scenario": "family", "p_value": 0.5},
-        {"task": "ssp", "metric": "mrr", "scenario": "family", "p_value": None},
+        test("itp", "f1", "both", 0.01),
+        test("rpp", "accuracy", "couple", 0.02),
+        test("stp", "mrr", "family", 0.5),
+        test("ssp", "mrr", "family", None),
     ]
     A.adjust_report_wide(tests)
     # Holm over the three defined p-values: 3*0.01, max(0.03, 2*0.02), max(0.04, 0.5)
-    assert [t["p_report_holm"] for t in tests] == pytest.approx([0.03, 0.04, 0.5, None])
-    assert [t["p_report_bh"] for t in tests] == pytest.approx([0.03, 0.03, 0.5, None])
+    assert [t.p_report_holm for t in tests] == pytest.approx([0.03, 0.04, 0.5, None])
+    assert [t.p_report_bh for t in tests] == pytest.approx([0.03, 0.03, 0.5, None])
 
 
 @pytest.mark.parametrize(("correction", "text"), [("holm", "Holm over all"), ("bh", "Benjamini-Hochberg over all")])

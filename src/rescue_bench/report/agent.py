@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +123,6 @@ class AgentSection(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def _subset(records: Sequence[dict[str, Any]], scenario: str) -> list[dict[str, Any]]:
-    return in_scenario(records, scenario)
-
-
 def _calls(run: Run) -> AgentCalls | None:
     """``run.json``'s ``calls`` of an agent run (``None`` when not recorded)."""
     return run.info.calls if isinstance(run.info, AgentRunInfo) else None
@@ -142,21 +139,30 @@ def agent_runs(runs: Sequence[Run]) -> list[Run]:
     return [r for r in chosen if not r.is_baseline] + [r for r in chosen if r.is_baseline]
 
 
-def run_settings(run: Run) -> dict[str, Any]:
-    """The run's agent settings flattened: model, data, limit and the chain options."""
+@dataclass(frozen=True)
+class AblationKey:
+    """What pairs two agent runs as the state ablation: their ``--state``, and the settings of
+    :data:`PAIR_KEYS` (model, data, limit and chain options) they must share."""
+
+    state: str | None
+    shared: tuple[object, ...]
+
+
+def ablation_key(run: Run) -> AblationKey:
+    """The run's ``--state`` (recorded option, else the records' ``state_mode``) and its :data:`PAIR_KEYS` settings."""
     settings = run.info.settings or RecordedSettings()
     options = settings.options.model_dump() if settings.options is not None else {}
     records = run.records[AGENT_TASK]
     flat = {"model": run.model, "data": settings.data, "limit": settings.limit, **options}
     flat.setdefault("state", records[0].get("state_mode") if records else None)
-    return flat
+    return AblationKey(state=flat["state"], shared=tuple(flat.get(k) for k in PAIR_KEYS))
 
 
 def headline(records: Sequence[dict[str, Any]], *, n_resamples: int, confidence: float, seed: int) -> dict[str, dict[str, ChainCI]]:
     """``{scenario: {metric: ChainCI}}`` over ``records``."""
     out: dict[str, dict[str, ChainCI]] = {}
     for scenario in SCENARIOS3:
-        chosen = _subset(records, scenario)
+        chosen = in_scenario(records, scenario)
         values = chain_metrics(chosen)
         n_clips = len({r[CLUSTER] for r in chosen})
         out[scenario] = {}
@@ -198,12 +204,11 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
     out = AgentSection()
     for run in chosen:
         records = run.records[AGENT_TASK]
-        flat = run_settings(run)
         out.runs.append(
-            AgentRunRow(name=run.name, model=run.model, path=str(run.path), baseline=run.is_baseline, state=flat.get("state"),
+            AgentRunRow(name=run.name, model=run.model, path=str(run.path), baseline=run.is_baseline, state=ablation_key(run).state,
                         judge=run.info.judge, points=len(records), calls=_calls_row(_calls(run)))
         )
-        out.clips[run.name] = {s: len({r[CLUSTER] for r in _subset(records, s)}) for s in SCENARIOS3}
+        out.clips[run.name] = {s: len({r[CLUSTER] for r in in_scenario(records, s)}) for s in SCENARIOS3}
         out.metrics[run.name] = headline(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         out.references[run.name] = {
             policy: {scenario: {m: values[m] for m in REFERENCE_METRICS} for scenario, values in per.items()}
@@ -225,12 +230,10 @@ def compute_agent(runs: Sequence[Run], *, n_resamples: int, seed: int, confidenc
                 out.single[run.name] = compare(comparisons, n_resamples=n_resamples, confidence=confidence, seed=seed)
     for i, a in enumerate(chosen):
         for b in chosen[i + 1 :]:
-            sa, sb = run_settings(a), run_settings(b)
-            if {sa.get("state"), sb.get("state")} != {"explicit", "none"}:
+            ka, kb = ablation_key(a), ablation_key(b)
+            if {ka.state, kb.state} != {"explicit", "none"} or ka.shared != kb.shared:
                 continue
-            if any(sa.get(k) != sb.get(k) for k in PAIR_KEYS):
-                continue
-            explicit, none = (a, b) if sa["state"] == "explicit" else (b, a)
+            explicit, none = (a, b) if ka.state == "explicit" else (b, a)
             comparisons = state_comparisons(explicit.records[AGENT_TASK], none.records[AGENT_TASK])
             out.state.append(StateAblation(explicit=explicit.name, none=none.name, rows=compare(comparisons, n_resamples=n_resamples, confidence=confidence, seed=seed)))
     return out

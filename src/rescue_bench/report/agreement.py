@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from rescue_bench.judge_ratings import (
     HUMAN_COLUMNS,
@@ -106,8 +107,66 @@ def score_alpha(items: Sequence[dict[str, int]]) -> float | None:
     return krippendorff_alpha(value_counts(units, SCORES), "ordinal", SCORES)
 
 
-def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any]:
-    """Agreement of paired 1-5 scores (see the module docstring for every key)."""
+class AgreementStats(BaseModel):
+    """Agreement of paired 1-5 scores (see the module docstring for every field); shares are ``None``
+    without pairs."""
+
+    n: int
+    counts: dict[str, int]
+    """Pairs per class: ``exact``, ``diff1``, ``diff2``, ``diff2_exact``, ``diff3_plus``."""
+    exact: float | None = None
+    diff1: float | None = None
+    diff2: float | None = None
+    diff2_exact: float | None = None
+    diff3_plus: float | None = None
+    mae: float | None = None
+    kappa_quadratic: float | None = None
+    krippendorff_alpha_ordinal: float | None = None
+
+
+class HumanHumanStats(AgreementStats):
+    """Agreement between human raters: the pairs of raters of an item, and the items, raters behind them."""
+
+    items: int
+    pairs: int
+    raters: list[str]
+
+
+class TaskAgreement(BaseModel):
+    """Judge-human agreement per judged task and over both."""
+
+    er: AgreementStats
+    vp: AgreementStats
+    overall: AgreementStats
+
+
+class HumanHumanAgreement(BaseModel):
+    """Human-human agreement per judged task and over both."""
+
+    er: HumanHumanStats
+    vp: HumanHumanStats
+    overall: HumanHumanStats
+
+
+class Agreement(BaseModel):
+    """Everything :func:`agreement` reports (its JSON form is ``rescue agreement --json``'s file)."""
+
+    run: str
+    human_file: str
+    unrated: int
+    items: int
+    ratings: int
+    excluded: dict[str, int]
+    er: AgreementStats
+    vp: AgreementStats
+    overall: AgreementStats
+    raters: dict[str, TaskAgreement]
+    human_human: HumanHumanAgreement | None
+    paper_table12: Any = None
+
+
+def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> AgreementStats:
+    """Agreement of paired 1-5 scores (see the module docstring for every field)."""
     if len(human) != len(judge):
         raise ValueError("human and judge scores differ in length")
     n = len(human)
@@ -119,16 +178,25 @@ def agreement_stats(human: Sequence[int], judge: Sequence[int]) -> dict[str, Any
         "diff2_exact": sum(d == 2 for d in diffs),
         "diff3_plus": sum(d >= 3 for d in diffs),
     }
-    out: dict[str, Any] = {"n": n, "counts": counts}
-    for key, c in counts.items():
-        out[key] = c / n if n else None
-    out["mae"] = sum(diffs) / n if n else None
-    out["kappa_quadratic"] = quadratic_kappa(human, judge)
-    out["krippendorff_alpha_ordinal"] = ordinal_alpha(human, judge)
-    return out
+
+    def share(count: int) -> float | None:
+        return count / n if n else None
+
+    return AgreementStats(
+        n=n,
+        counts=counts,
+        exact=share(counts["exact"]),
+        diff1=share(counts["diff1"]),
+        diff2=share(counts["diff2"]),
+        diff2_exact=share(counts["diff2_exact"]),
+        diff3_plus=share(counts["diff3_plus"]),
+        mae=sum(diffs) / n if n else None,
+        kappa_quadratic=quadratic_kappa(human, judge),
+        krippendorff_alpha_ordinal=ordinal_alpha(human, judge),
+    )
 
 
-def human_human_stats(items: Sequence[dict[str, int]]) -> dict[str, Any]:
+def human_human_stats(items: Sequence[dict[str, int]]) -> HumanHumanStats:
     """Agreement between human raters: ``items`` are ``{rater: score}`` for items rated by two or more.
 
     Every two raters of an item give one pair: ``exact`` / ``diff1`` / ``diff2`` / ``mae`` over the
@@ -140,13 +208,17 @@ def human_human_stats(items: Sequence[dict[str, int]]) -> dict[str, Any]:
 
     rated = [item for item in items if len(item) >= 2]
     pairs = [(item[a], item[b]) for item in rated for a, b in combinations(sorted(item), 2)]
-    out = agreement_stats([a for a, _ in pairs], [b for _, b in pairs])
+    stats = agreement_stats([a for a, _ in pairs], [b for _, b in pairs])
     raters = sorted({r for item in rated for r in item})
-    out.update(items=len(rated), pairs=len(pairs), raters=raters)
-    out["krippendorff_alpha_ordinal"] = score_alpha(rated)
     two = len(raters) == 2 and all(len(item) == 2 for item in rated)
-    out["kappa_quadratic"] = out["kappa_quadratic"] if two else None
-    return out
+    return HumanHumanStats(
+        **stats.model_dump(exclude={"krippendorff_alpha_ordinal", "kappa_quadratic"}),
+        kappa_quadratic=stats.kappa_quadratic if two else None,
+        krippendorff_alpha_ordinal=score_alpha(rated),
+        items=len(rated),
+        pairs=len(pairs),
+        raters=raters,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -187,7 +259,8 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
     """Human-vs-judge agreement for the ratings in ``path`` against ``run``'s judge scores.
 
     Only scores a judge gave are compared: ratings of records :func:`judge_exclusion` rules out are
-    left out and counted in ``excluded`` (by reason).
+    left out and counted in ``excluded`` (by reason). Returns the JSON form of :class:`Agreement`
+    (what ``rescue agreement --json`` writes).
 
     Keys ``er``, ``vp``, ``overall``: :func:`agreement_stats` over every (item, rater) pair. With a
     rater column: ``raters`` (the same per rater) and, where an item has two or more raters,
@@ -217,28 +290,37 @@ def agreement(path: str | Path, run: Run) -> dict[str, Any]:
         per_rater.setdefault(row["rater"], {t: [] for t in JUDGED_TASKS})[row["task"]].append((row["human_score"], judge))
         per_item.setdefault(row["id"], {})[row["rater"]] = row["human_score"]
         item_task[row["id"]] = row["task"]
-    out: dict[str, Any] = {"run": run.name, "human_file": str(path), "unrated": unrated, "items": len(per_item), "ratings": len(rows),
-                           "excluded": excluded}
+    def stats(found: list[tuple[int, int]]) -> AgreementStats:
+        return agreement_stats([h for h, _ in found], [j for _, j in found])
 
-    def by_task(found: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
-        result: dict[str, Any] = {task: agreement_stats([h for h, _ in found[task]], [j for _, j in found[task]]) for task in JUDGED_TASKS}
-        everything = [p for task in JUDGED_TASKS for p in found[task]]
-        result["overall"] = agreement_stats([h for h, _ in everything], [j for _, j in everything])
-        return result
+    def by_task(found: dict[str, list[tuple[int, int]]]) -> TaskAgreement:
+        return TaskAgreement(er=stats(found["er"]), vp=stats(found["vp"]), overall=stats([p for t in JUDGED_TASKS for p in found[t]]))
 
-    out.update(by_task(pairs))
+    def human_human(task: str) -> HumanHumanStats:
+        return human_human_stats([item for rid, item in several.items() if item_task[rid] == task])
+
     named = sorted(r for r in per_rater if r)
-    out["raters"] = {name: by_task(per_rater[name]) for name in named} if len(named) > 1 else {}
     several = {rid: item for rid, item in per_item.items() if len(item) >= 2}
-    if several:
-        out["human_human"] = {task: human_human_stats([item for rid, item in several.items() if item_task[rid] == task]) for task in JUDGED_TASKS}
-        out["human_human"]["overall"] = human_human_stats(list(several.values()))
-    else:
-        out["human_human"] = None
     from rescue_bench.reference import paper_reference
 
-    out["paper_table12"] = paper_reference().get("table12_judge_vs_human")
-    return out
+    judged = by_task(pairs)
+    result = Agreement(
+        run=run.name,
+        human_file=str(path),
+        unrated=unrated,
+        items=len(per_item),
+        ratings=len(rows),
+        excluded=excluded,
+        er=judged.er,
+        vp=judged.vp,
+        overall=judged.overall,
+        raters={name: by_task(per_rater[name]) for name in named} if len(named) > 1 else {},
+        human_human=HumanHumanAgreement(
+            er=human_human("er"), vp=human_human("vp"), overall=human_human_stats(list(several.values()))
+        ) if several else None,
+        paper_table12=paper_reference().get("table12_judge_vs_human"),
+    )
+    return result.model_dump()
 
 
 # ------------------------------------------------------------------------------------------------

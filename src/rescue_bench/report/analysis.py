@@ -25,10 +25,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
-from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from rescue_bench.labels import GROUP_LABELS, POOLED, RANKED_TASKS, SCENARIOS, in_scenario, patterns
 from rescue_bench.metrics import (
@@ -83,6 +83,11 @@ def clean(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
+def _name(label: object) -> str | None:
+    """A label as text (``None`` stays ``None``)."""
+    return None if label is None else str(label)
+
+
 def subset(records: Records, scenario: str) -> list[ResultRow]:
     """The records of one scenario (``both``: all of them)."""
     return in_scenario(records, scenario)
@@ -108,6 +113,121 @@ def predicted_top1(record: ResultRow) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------
+# records of the report's values (their JSON form is report.json's)
+# ------------------------------------------------------------------------------------------------
+
+
+class _DropUnset(BaseModel):
+    """A record whose optional fields in :attr:`_optional` are left out of its JSON form unless set."""
+
+    _optional: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        for key in self._optional:
+            if key not in self.model_fields_set:
+                data.pop(key, None)
+        return data
+
+
+class TaskCounts(BaseModel):
+    """Instances, clips, invalid answers (rate and by cause) and trimmed prompts of one task and scenario."""
+
+    n: int = 0
+    clips: int = 0
+    invalid_rate: float | None = None
+    invalid_causes: dict[str, int] = Field(default_factory=dict)
+    trimmed: int = 0
+
+
+class MajorityShare(_DropUnset):
+    """The most frequent gold label and its share; STP also the most frequent target role's."""
+
+    _optional: ClassVar[tuple[str, ...]] = ("role", "role_share")
+
+    label: str | None = None
+    share: float | None = None
+    role: str | None = None
+    role_share: float | None = None
+
+
+class LabelAccuracy(BaseModel):
+    """Top-1 accuracy on the instances of one gold label (or role)."""
+
+    n: int
+    accuracy: float | None = None
+
+
+class Confusion(BaseModel):
+    """Counts of gold (rows, ``labels``) vs top-1 prediction (``columns``)."""
+
+    labels: list[str]
+    columns: list[str]
+    matrix: list[list[int]]
+
+
+class PositionAccuracy(BaseModel):
+    """RPP top-1 accuracy per relative-position bin, with its binomial standard error."""
+
+    n: list[int]
+    accuracy: list[float | None]
+    se: list[float | None]
+    skipped: int
+
+
+class PositionDistribution(BaseModel):
+    """Gold label counts and shares (bins x labels) per relative-position bin."""
+
+    labels: list[str]
+    counts: list[list[int]]
+    shares: list[list[float]]
+    n: list[int]
+
+
+class TransitionMatrix(BaseModel):
+    """Counts and row-normalised probabilities of transitions between consecutive labels."""
+
+    labels: list[str]
+    counts: list[list[int]]
+    probabilities: list[list[float]]
+
+
+class LabelDistribution(BaseModel):
+    """One scenario's label counts (from :func:`rescue_bench.data.stats.dataset_stats`) and its clips."""
+
+    relation_patterns: dict[str, int]
+    strategies: dict[str, int]
+    target_kinds: dict[str, int]
+    targets: dict[str, int]
+    utterance_types: dict[str, int]
+    emotion_intensities: dict[str, int]
+    samples: int
+
+
+class PairedTest(BaseModel):
+    """A paired permutation test of two runs on one task, scenario and metric, with its adjusted p-values."""
+
+    metric: str
+    task: str
+    scenario: str
+    a: str
+    b: str
+    p_value: float | None
+    p_holm: float | None = None
+    """Holm over the run pairs of one task, metric and scenario."""
+    n: int
+    clips: int
+    value_a: float
+    value_b: float
+    diff: float
+    p_report_holm: float | None = None
+    """Holm over every test of the report."""
+    p_report_bh: float | None = None
+    """Benjamini-Hochberg over every test of the report."""
+
+
+# ------------------------------------------------------------------------------------------------
 # point values (the summary.json code path)
 # ------------------------------------------------------------------------------------------------
 
@@ -123,22 +243,22 @@ def point_metrics(records_by_task: dict[str, Records]) -> dict[str, dict[str, di
     return out
 
 
-def counts(records_by_task: dict[str, Records]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{task: {scenario: {"n", "clips", "invalid_rate", "invalid_causes", "trimmed"}}}`` (all but the
-    clips from :func:`summarize`: the invalid answers by cause, the prompts trimmed to fit the window)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+def counts(records_by_task: dict[str, Records]) -> dict[str, dict[str, TaskCounts]]:
+    """``{task: {scenario: TaskCounts}}`` (all but the clips from :func:`summarize`: the invalid
+    answers by cause, the prompts trimmed to fit the window)."""
+    out: dict[str, dict[str, TaskCounts]] = {}
     for task, records in records_by_task.items():
         summary = summarize(list(records)).get(task, {})
         out[task] = {}
         for scenario in SUMMARY_SCENARIOS:
             s = summary.get(scenario, {})
-            out[task][scenario] = {
-                "n": s.get("n", 0),
-                "clips": clip_count(subset(records, scenario)),
-                "invalid_rate": clean(s.get("invalid_rate")),
-                "invalid_causes": s.get("invalid_causes", {}),
-                "trimmed": s.get("trimmed", 0),
-            }
+            out[task][scenario] = TaskCounts(
+                n=s.get("n", 0),
+                clips=clip_count(subset(records, scenario)),
+                invalid_rate=clean(s.get("invalid_rate")),
+                invalid_causes=s.get("invalid_causes", {}),
+                trimmed=s.get("trimmed", 0),
+            )
     return out
 
 
@@ -286,13 +406,13 @@ def headline_cis(
     return out
 
 
-def majority_shares(records_by_task: dict[str, Records]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{task: {scenario: {"label", "share"}}}`` of the gold labels of RPP, STP and SSP.
+def majority_shares(records_by_task: dict[str, Records]) -> dict[str, dict[str, MajorityShare]]:
+    """``{task: {scenario: MajorityShare}}`` of the gold labels of RPP, STP and SSP.
 
     For STP the gold names differ between clips, so the share of the most frequent *role*
     (group label vs an individual) is given too, as ``role`` / ``role_share``.
     """
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, MajorityShare]] = {}
     for task in RANKED_TASKS:
         records = records_by_task.get(task)
         if not records:
@@ -301,11 +421,11 @@ def majority_shares(records_by_task: dict[str, Records]) -> dict[str, dict[str, 
         for scenario in SUMMARY_SCENARIOS:
             golds = [r["gold"] for r in subset(records, scenario)]
             label, share = majority_share(golds)
-            entry: dict[str, Any] = {"label": label, "share": clean(share)}
+            entry = MajorityShare(label=_name(label), share=clean(share))
             if rule(task).target_roles:
                 roles = [target_role(r["gold"], r["scenario"]) for r in subset(records, scenario)]
                 role, role_share = majority_share(roles)
-                entry.update(role=role, role_share=clean(role_share))
+                entry = MajorityShare(label=_name(label), share=clean(share), role=_name(role), role_share=clean(role_share))
             out[task][scenario] = entry
     return out
 
@@ -326,15 +446,14 @@ def paired_tests(
     *,
     n_resamples: int = 1000,
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[PairedTest]:
     """Paired permutation tests between every two runs, per task, scenario and headline metric.
 
     ``runs`` is a list of ``(name, {task: records})``. Records are aligned by ``id``; pairs with no
-    common instance are skipped, as are metrics undefined for either run. Each entry:
-    ``{"metric", "task", "scenario", "a", "b", "p_value", "p_holm", "n", "clips", "value_a",
-    "value_b", "diff"}``; ``p_holm`` is Holm-adjusted over all pairs of one (task, metric, scenario).
+    common instance are skipped, as are metrics undefined for either run. ``p_holm`` of each
+    :class:`PairedTest` is Holm-adjusted over all pairs of one (task, metric, scenario).
     """
-    tests: list[dict[str, Any]] = []
+    tests: list[PairedTest] = []
     for (name_a, recs_a), (name_b, recs_b) in combinations(runs, 2):
         for task in HEADLINE:
             if not recs_a.get(task) or not recs_b.get(task):
@@ -354,29 +473,28 @@ def paired_tests(
                     stat = fa if fast else exact_statistic(task, metric)
                     p = paired_permutation_test(a, b, stat, CLUSTER_KEY, n_resamples, seed, id_key=ID_KEY)
                     tests.append(
-                        {
-                            "metric": metric,
-                            "task": task,
-                            "scenario": scenario,
-                            "a": name_a,
-                            "b": name_b,
-                            "p_value": clean(p),
-                            "p_holm": None,
-                            "n": len(a),
-                            "clips": clip_count(a),
-                            "value_a": x,
-                            "value_b": y,
-                            "diff": x - y,
-                        }
+                        PairedTest(
+                            metric=metric,
+                            task=task,
+                            scenario=scenario,
+                            a=name_a,
+                            b=name_b,
+                            p_value=clean(p),
+                            n=len(a),
+                            clips=clip_count(a),
+                            value_a=x,
+                            value_b=y,
+                            diff=x - y,
+                        )
                     )
     families: dict[tuple[str, str, str], list[int]] = {}
     for i, t in enumerate(tests):
-        if t["p_value"] is not None:
-            families.setdefault((t["task"], t["metric"], t["scenario"]), []).append(i)
+        if t.p_value is not None:
+            families.setdefault((t.task, t.metric, t.scenario), []).append(i)
     for members in families.values():
-        adjusted = holm({i: tests[i]["p_value"] for i in members})
-        for i, p in adjusted.items():
-            tests[i]["p_holm"] = float(p)
+        adjusted = holm({i: pv for i in members if (pv := tests[i].p_value) is not None})
+        for i, adj in adjusted.items():
+            tests[i].p_holm = float(adj)
     adjust_report_wide(tests)
     return tests
 
@@ -389,14 +507,14 @@ CORRECTIONS: dict[str, tuple[str, str]] = {
 """``--correction``: the p-value key shown in the significance tables and how it was adjusted."""
 
 
-def adjust_report_wide(tests: list[dict[str, Any]]) -> None:
+def adjust_report_wide(tests: list[PairedTest]) -> None:
     """Set ``p_report_holm`` and ``p_report_bh`` of every test: the p-value adjusted over *every*
     test of the report (all pairs, tasks, metrics and scenarios), ``None`` where ``p_value`` is."""
-    defined = {i: t["p_value"] for i, t in enumerate(tests) if t.get("p_value") is not None}
+    defined = {i: t.p_value for i, t in enumerate(tests) if t.p_value is not None}
     by_holm, by_bh = holm(defined), benjamini_hochberg(defined)
     for i, t in enumerate(tests):
-        t["p_report_holm"] = float(by_holm[i]) if i in by_holm else None
-        t["p_report_bh"] = float(by_bh[i]) if i in by_bh else None
+        t.p_report_holm = float(by_holm[i]) if i in by_holm else None
+        t.p_report_bh = float(by_bh[i]) if i in by_bh else None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -429,8 +547,8 @@ def label_order(task: str, scenario: str, golds: Iterable[str]) -> list[str]:
     return [x for x in base if x in found] + [x for x in found if x not in base]
 
 
-def per_label_accuracy(task: str, records: Records, scenario: str) -> dict[str, dict[str, Any]]:
-    """``{gold label: {"n", "accuracy"}}``: top-1 accuracy on the instances of each gold label.
+def per_label_accuracy(task: str, records: Records, scenario: str) -> dict[str, LabelAccuracy]:
+    """``{gold label: LabelAccuracy}``: top-1 accuracy on the instances of each gold label.
 
     The accuracy is ``task_metrics(task, those instances)`` (RPP ``accuracy``, STP/SSP
     ``recall_at_1``), i.e. the recall of that label.
@@ -443,18 +561,18 @@ def per_label_accuracy(task: str, records: Records, scenario: str) -> dict[str, 
     out = {}
     for label in label_order(task, scenario, by_label):
         items = by_label[label]
-        out[label] = {"n": len(items), "accuracy": clean(task_metrics(task, items).get(metric))}
+        out[label] = LabelAccuracy(n=len(items), accuracy=clean(task_metrics(task, items).get(metric)))
     return out
 
 
-def per_role_accuracy(records: Records, scenario: str) -> dict[str, dict[str, Any]]:
+def per_role_accuracy(records: Records, scenario: str) -> dict[str, LabelAccuracy]:
     """STP top-1 accuracy by the gold's role (group label vs individual)."""
     chosen = subset(records, scenario)
     by_role: dict[str, list[ResultRow]] = {}
     for r in chosen:
         by_role.setdefault(target_role(r["gold"], r["scenario"]), []).append(r)
     return {
-        role: {"n": len(by_role[role]), "accuracy": clean(task_metrics("stp", by_role[role]).get("recall_at_1"))}
+        role: LabelAccuracy(n=len(by_role[role]), accuracy=clean(task_metrics("stp", by_role[role]).get("recall_at_1")))
         for role in ("group", "individual")
         if role in by_role
     }
@@ -462,8 +580,8 @@ def per_role_accuracy(records: Records, scenario: str) -> dict[str, dict[str, An
 
 def confusion(
     task: str, records: Records, scenario: str, *, by_role: bool = False
-) -> dict[str, Any]:
-    """Confusion counts of gold vs top-1 prediction: ``{"labels", "columns", "matrix"}``.
+) -> Confusion:
+    """Confusion counts of gold vs top-1 prediction.
 
     Rows are the gold labels (display order), columns the same labels, then ``(other)`` (a valid
     label that is not among the golds) and ``(invalid)`` (no valid answer). With ``by_role`` (STP)
@@ -486,7 +604,7 @@ def confusion(
     for gold, pred in pairs:
         col = index.get(pred, index[OTHER_LABEL])
         matrix[rows[gold]][col] += 1
-    return {"labels": labels, "columns": columns, "matrix": matrix}
+    return Confusion(labels=labels, columns=columns, matrix=matrix)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -502,8 +620,8 @@ def position_bin(row: int, n_rows: int, n_bins: int = N_BINS) -> int:
     return min(max(b, 1), n_bins) - 1
 
 
-def position_accuracy(records: Records, scenario: str, n_bins: int = N_BINS) -> dict[str, Any]:
-    """RPP top-1 accuracy per relative-position bin: ``{"n", "accuracy", "se", "skipped"}`` lists.
+def position_accuracy(records: Records, scenario: str, n_bins: int = N_BINS) -> PositionAccuracy:
+    """RPP top-1 accuracy per relative-position bin.
 
     ``accuracy`` of a bin is ``task_metrics("rpp", its records)["accuracy"]``; ``se`` is the binomial
     standard error. Records without ``n_rows`` are counted in ``skipped``.
@@ -522,14 +640,14 @@ def position_accuracy(records: Records, scenario: str, n_bins: int = N_BINS) -> 
         p = clean(task_metrics("rpp", items).get("accuracy")) if items else None
         acc.append(p)
         se.append(math.sqrt(p * (1 - p) / len(items)) if p is not None else None)
-    return {"n": [len(b) for b in bins], "accuracy": acc, "se": se, "skipped": skipped}
+    return PositionAccuracy(n=[len(b) for b in bins], accuracy=acc, se=se, skipped=skipped)
 
 
-def position_distribution(items: Iterable[tuple[str, int, int]], labels: Sequence[str], n_bins: int = N_BINS) -> dict[str, Any]:
+def position_distribution(items: Iterable[tuple[str, int, int]], labels: Sequence[str], n_bins: int = N_BINS) -> PositionDistribution:
     """Gold label shares per relative-position bin from ``(label, row, n_rows)`` triples.
 
-    Returns ``{"labels", "counts" (bins x labels), "shares" (bins x labels, rows sum to 1 or 0), "n"}``;
-    labels outside ``labels`` are appended in order of appearance.
+    ``counts`` and ``shares`` are bins x labels (a row of shares sums to 1 or 0); labels outside
+    ``labels`` are appended in order of appearance.
     """
     items = list(items)
     labels = list(labels) + [x for x in dict.fromkeys(i[0] for i in items) if x not in labels]
@@ -539,7 +657,7 @@ def position_distribution(items: Iterable[tuple[str, int, int]], labels: Sequenc
         counts_[position_bin(row, n_rows, n_bins), index[label]] += 1
     totals = counts_.sum(axis=1, keepdims=True)
     shares = np.divide(counts_, totals, out=np.zeros(counts_.shape, dtype=float), where=totals > 0)
-    return {"labels": labels, "counts": counts_.tolist(), "shares": shares.tolist(), "n": totals.ravel().tolist()}
+    return PositionDistribution(labels=labels, counts=counts_.tolist(), shares=shares.tolist(), n=totals.ravel().tolist())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -559,11 +677,10 @@ def pattern_sequences(clips: Iterable[Any], scenario: str) -> list[list[str]]:
     return out
 
 
-def transition_matrix(sequences: Iterable[Sequence[str]], labels: Sequence[str]) -> dict[str, Any]:
+def transition_matrix(sequences: Iterable[Sequence[str]], labels: Sequence[str]) -> TransitionMatrix:
     """Row-normalised transitions between consecutive labels within each sequence (paper Fig. 3).
 
-    Returns ``{"labels", "counts", "probabilities"}``; a label never followed by another has a row of
-    zeros in ``probabilities``.
+    A label never followed by another has a row of zeros in ``probabilities``.
     """
     labels = list(labels)
     index = {x: i for i, x in enumerate(labels)}
@@ -574,7 +691,7 @@ def transition_matrix(sequences: Iterable[Sequence[str]], labels: Sequence[str])
                 counts_[index[a], index[b]] += 1
     totals = counts_.sum(axis=1, keepdims=True)
     probs = np.divide(counts_, totals, out=np.zeros(counts_.shape, dtype=float), where=totals > 0)
-    return {"labels": labels, "counts": counts_.tolist(), "probabilities": probs.tolist()}
+    return TransitionMatrix(labels=labels, counts=counts_.tolist(), probabilities=probs.tolist())
 
 
 def gold_positions_from_clips(clips: Iterable[Any], scenario: str) -> list[tuple[str, int, int]]:
@@ -596,14 +713,14 @@ def gold_positions_from_records(records: Records, scenario: str) -> list[tuple[s
     return [(r["gold"], r["row"], n_rows) for r in subset(records, scenario) if (n_rows := r.get("n_rows"))]
 
 
-def label_distributions(clips: Sequence[Any]) -> dict[str, dict[str, Any]]:
+def label_distributions(clips: Sequence[Any]) -> dict[str, LabelDistribution]:
     """Per scenario: counts of patterns, strategies, targets (by role), utterance types and emotion
     intensities, from :func:`rescue_bench.data.stats.dataset_stats`."""
     from rescue_bench.data.stats import dataset_stats
 
     stats = dataset_stats(clips)
     keys = ("relation_patterns", "strategies", "target_kinds", "targets", "utterance_types", "emotion_intensities")
-    return {s: {k: dict(stats[s][k]) for k in keys} | {"samples": stats[s]["samples"]} for s in SCENARIOS}
+    return {s: LabelDistribution.model_validate({k: dict(stats[s][k]) for k in keys} | {"samples": stats[s]["samples"]}) for s in SCENARIOS}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -649,7 +766,7 @@ def usage_rows(name: str, info: RunInfo) -> list[UsageRow]:
     return rows
 
 
-def per_label_union(per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]]) -> tuple[list[str], dict[str, int]]:
+def per_label_union(per_run: Sequence[tuple[str, dict[str, LabelAccuracy]]]) -> tuple[list[str], dict[str, int]]:
     """Gold labels across runs' per-label results, in first-seen order, with each label's instance count."""
     labels: list[str] = []
     n: dict[str, int] = {}
@@ -657,5 +774,5 @@ def per_label_union(per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]]) ->
         for label, entry in per.items():
             if label not in n:
                 labels.append(label)
-                n[label] = entry["n"]
+                n[label] = entry.n
     return labels, n

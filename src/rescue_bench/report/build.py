@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from rescue_bench.labels import POOLED, RANKED_TASKS, SCENARIOS, patterns
 from rescue_bench.metrics import level_text
@@ -90,8 +90,22 @@ class PaperReference(BaseModel):
         )
 
 
-Nested = dict[str, Any]
-"""Per run (or per scenario), the analysis' JSON-ready values (see :mod:`rescue_bench.report.analysis`)."""
+class DataFigures(BaseModel):
+    """The data figures' values: transitions and pattern positions per scenario, label distributions,
+    where they come from and (from the clips) the clips per scenario."""
+
+    transitions: dict[str, A.TransitionMatrix] = Field(default_factory=dict)
+    label_distributions: dict[str, A.LabelDistribution] = Field(default_factory=dict)
+    pattern_positions: dict[str, A.PositionDistribution] = Field(default_factory=dict)
+    source: str | None = None
+    clips: dict[str, int] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_clips(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if self.clips is None:
+            data.pop("clips", None)
+        return data
 
 
 class Report(BaseModel):
@@ -109,15 +123,19 @@ class Report(BaseModel):
     clips: dict[str, dict[str, int]] = Field(default_factory=dict)
     clips_all: dict[str, int] = Field(default_factory=dict)
     models: dict[str, A.Headline] = Field(default_factory=dict)
-    counts: Nested = Field(default_factory=dict)
-    majority_share: Nested = Field(default_factory=dict)
-    per_label: Nested = Field(default_factory=dict)
-    stp_roles: Nested = Field(default_factory=dict)
-    confusion: Nested = Field(default_factory=dict)
-    position: Nested = Field(default_factory=dict)
+    counts: dict[str, dict[str, dict[str, A.TaskCounts]]] = Field(default_factory=dict)
+    majority_share: dict[str, dict[str, dict[str, A.MajorityShare]]] = Field(default_factory=dict)
+    per_label: dict[str, dict[str, dict[str, dict[str, A.LabelAccuracy]]]] = Field(default_factory=dict)
+    """``{run: {task: {scenario: {gold label: LabelAccuracy}}}}``."""
+    stp_roles: dict[str, dict[str, dict[str, A.LabelAccuracy]]] = Field(default_factory=dict)
+    """``{run: {scenario: {role: LabelAccuracy}}}``."""
+    confusion: dict[str, dict[str, dict[str, A.Confusion]]] = Field(default_factory=dict)
+    """``{run: {task or "stp_role": {scenario: Confusion}}}``."""
+    position: dict[str, dict[str, A.PositionAccuracy]] = Field(default_factory=dict)
+    """``{run: {scenario: PositionAccuracy}}`` of RPP."""
     usage: list[A.UsageRow] = Field(default_factory=list)
-    tests: list[Any] = Field(default_factory=list)
-    data: Nested = Field(default_factory=dict)
+    tests: list[A.PairedTest] = Field(default_factory=list)
+    data: DataFigures = Field(default_factory=DataFigures)
     paper: PaperReference = Field(default_factory=PaperReference.published)
     agent: AgentSection = Field(default_factory=AgentSection)
     sim: SimSection = Field(default_factory=SimSection)
@@ -230,7 +248,7 @@ def compute_report(
         }
         if "stp" in records:
             report.stp_roles[run.name] = {s: A.per_role_accuracy(records["stp"], s) for s in SUMMARY_SCENARIOS}
-        conf: dict[str, Any] = {}
+        conf: dict[str, dict[str, A.Confusion]] = {}
         for t in RANKED_TASKS:
             if t in records:
                 conf[t] = {s: A.confusion(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
@@ -245,23 +263,23 @@ def compute_report(
     report.tests = A.paired_tests(
         [(run.name, dict(run.task_records())) for run in runs], n_resamples=n_resamples, seed=seed
     )
-    data: dict[str, Any] = {"transitions": {}, "label_distributions": {}, "pattern_positions": {}, "source": None}
+    data = DataFigures()
     if clips is not None:
-        data["source"] = "clips"
-        data["clips"] = {s: sum(1 for c in clips if c.scenario == s) for s in SCENARIOS}
+        data.source = "clips"
+        data.clips = {s: sum(1 for c in clips if c.scenario == s) for s in SCENARIOS}
         for s in SCENARIOS:
-            if data["clips"][s]:
-                data["transitions"][s] = A.transition_matrix(A.pattern_sequences(clips, s), patterns(s))
-                data["pattern_positions"][s] = A.position_distribution(A.gold_positions_from_clips(clips, s), patterns(s))
-        data["label_distributions"] = A.label_distributions(clips)
+            if data.clips[s]:
+                data.transitions[s] = A.transition_matrix(A.pattern_sequences(clips, s), patterns(s))
+                data.pattern_positions[s] = A.position_distribution(A.gold_positions_from_clips(clips, s), patterns(s))
+        data.label_distributions = A.label_distributions(clips)
     else:
         source = next((r for r in runs if r.records.get("rpp")), None)
         if source is not None:
-            data["source"] = f"RPP records of {source.name}"
+            data.source = f"RPP records of {source.name}"
             for s in SCENARIOS:
                 items = A.gold_positions_from_records(source.task_records()["rpp"], s)
                 if items:
-                    data["pattern_positions"][s] = A.position_distribution(items, patterns(s))
+                    data.pattern_positions[s] = A.position_distribution(items, patterns(s))
     report.data = data
     from rescue_bench.report.agent import compute_agent  # hook: the support agent's section
 
@@ -375,8 +393,8 @@ def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
     out: list[tuple[Path, str]] = []
     data = report.data
     names = [r.name for r in report.runs]
-    for s, matrix in data["transitions"].items():
-        path = F.transition_heatmap(matrix, s, fig_dir / f"fig3_transitions_{s}.png", n_clips=data["clips"][s])
+    for s, matrix in data.transitions.items():
+        path = F.transition_heatmap(matrix, s, fig_dir / f"fig3_transitions_{s}.png", n_clips=(data.clips or {})[s])
         out.append((path, f"Fig. 3 ({s}): row-normalised transition matrix of consecutive relation-pattern labels "
                           "(therapist rows' relation_cycle_state within a clip)."))
     series = [(n, report.position[n]) for n in names if n in report.position]
@@ -384,10 +402,10 @@ def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
         scen = [s for s in SUMMARY_SCENARIOS if any(s in per for _, per in series)]
         path = F.position_accuracy_plot(series, scen, fig_dir / "fig4_rpp_accuracy_by_position.png")
         out.append((path, "Fig. 4: RPP top-1 accuracy over ten relative-position bins (row / rows), ±1 binomial standard error."))
-    for s, dist in data["pattern_positions"].items():
+    for s, dist in data.pattern_positions.items():
         path = F.position_distribution_plot(dist, s, fig_dir / f"fig5_pattern_by_position_{s}.png")
-        out.append((path, f"Fig. 5 ({s}): gold relation-pattern distribution per relative-position bin ({data['source']})."))
-    dists = data.get("label_distributions") or {}
+        out.append((path, f"Fig. 5 ({s}): gold relation-pattern distribution per relative-position bin ({data.source})."))
+    dists = data.label_distributions
     if dists:
         specs = [
             ("relation_patterns", "fig6_relation_patterns.png", "Relation patterns of therapist rows", "therapist rows", "Fig. 6"),
@@ -397,7 +415,7 @@ def draw_figures(report: Report, fig_dir: Path) -> list[tuple[Path, str]]:
             ("emotion_intensities", "fig9b_emotion_intensity.png", "Emotion intensities (internal_emotion, 0-10)", "emotion annotations", "Fig. 9b"),
         ]
         for key, file, title, xlabel, fig in specs:
-            per: dict[str, Any] = {s: dists[s][key] for s in SCENARIOS if dists[s]["samples"]}
+            per: dict[str, dict[str, int]] = {s: getattr(dists[s], key) for s in SCENARIOS if dists[s].samples}
             if per:
                 path = F.distribution_plot(per, title, xlabel, fig_dir / file)
                 out.append((path, f"{fig}: {title.lower()} per scenario."))
@@ -475,7 +493,7 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     names = [r.name for r in report.runs]
     correction = report.settings.correction
     matrices = T.test_matrices(report.tests, names, correction)
-    n_tests = sum(t.get("p_value") is not None for t in report.tests)
+    n_tests = sum(t.p_value is not None for t in report.tests)
     how = A.CORRECTIONS[correction][1].format(n=n_tests)
     labels = per_label_tables(report)
     confusions = confusion_tables(report)

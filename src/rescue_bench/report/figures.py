@@ -16,7 +16,7 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rescue_bench.report.analysis import per_label_union
+from rescue_bench.report.analysis import LabelAccuracy, PositionAccuracy, PositionDistribution, TransitionMatrix, per_label_union
 
 WIDTH = 6.5
 DPI = 150
@@ -50,11 +50,11 @@ def _pretty(label: str) -> str:
     return label.replace("_", " ")
 
 
-def transition_heatmap(matrix: dict[str, Any], scenario: str, path: Path, *, n_clips: int) -> Path:
+def transition_heatmap(matrix: TransitionMatrix, scenario: str, path: Path, *, n_clips: int) -> Path:
     """Fig. 3: row-normalised transition probabilities between consecutive relation patterns."""
-    labels = [_pretty(x) for x in matrix["labels"]]
-    probs = np.asarray(matrix["probabilities"], dtype=float)
-    total = int(np.asarray(matrix["counts"]).sum())
+    labels = [_pretty(x) for x in matrix.labels]
+    probs = np.asarray(matrix.probabilities, dtype=float)
+    total = int(np.asarray(matrix.counts).sum())
     k = len(labels)
     fig, axes = _figure(max(3.2, 0.42 * k + 1.6))
     ax = axes[0, 0]
@@ -65,7 +65,7 @@ def transition_heatmap(matrix: dict[str, Any], scenario: str, path: Path, *, n_c
     ax.set_ylabel("current relation pattern (therapist row t)")
     for i in range(k):
         for j in range(k):
-            if np.asarray(matrix["counts"])[i].sum() > 0:
+            if np.asarray(matrix.counts)[i].sum() > 0:
                 ax.text(j, i, f"{probs[i, j]:.2f}", ha="center", va="center", fontsize=FONT - 1,
                         color="white" if probs[i, j] > 0.55 else "black")
     ax.set_title(f"Transitions between consecutive relation patterns, {scenario} ({total} transitions, {n_clips} clips)")
@@ -79,7 +79,7 @@ def transition_heatmap(matrix: dict[str, Any], scenario: str, path: Path, *, n_c
     return _save(fig, path)
 
 
-def position_accuracy_plot(series: Sequence[tuple[str, dict[str, dict[str, Any]]]], scenarios: Sequence[str], path: Path) -> Path:
+def position_accuracy_plot(series: Sequence[tuple[str, dict[str, PositionAccuracy]]], scenarios: Sequence[str], path: Path) -> Path:
     """Fig. 4: RPP top-1 accuracy per relative-position bin with standard-error bands, a line per run.
 
     ``series``: ``(run name, {scenario: analysis.position_accuracy(...)})``.
@@ -93,8 +93,8 @@ def position_accuracy_plot(series: Sequence[tuple[str, dict[str, dict[str, Any]]
             data = per.get(scenario)
             if not data:
                 continue
-            acc = np.array([np.nan if v is None else 100 * v for v in data["accuracy"]], dtype=float)
-            se = np.array([np.nan if v is None else 100 * v for v in data["se"]], dtype=float)
+            acc = np.array([np.nan if v is None else 100 * v for v in data.accuracy], dtype=float)
+            se = np.array([np.nan if v is None else 100 * v for v in data.se], dtype=float)
             ax.plot(x, acc, marker="o", markersize=3, linewidth=1.2, color=color, label=name)
             ax.fill_between(x, acc - se, acc + se, color=color, alpha=0.18, linewidth=0)
         ax.set_xticks(x, [f"{10 * i}" if i % 2 == 0 else "" for i in x])
@@ -111,10 +111,10 @@ def position_accuracy_plot(series: Sequence[tuple[str, dict[str, dict[str, Any]]
     return _save(fig, path)
 
 
-def position_distribution_plot(dist: dict[str, Any], scenario: str, path: Path) -> Path:
+def position_distribution_plot(dist: PositionDistribution, scenario: str, path: Path) -> Path:
     """Fig. 5: gold relation-pattern shares per relative-position bin (stacked bars)."""
-    labels = dist["labels"]
-    shares = np.asarray(dist["shares"], dtype=float) * 100
+    labels = dist.labels
+    shares = np.asarray(dist.shares, dtype=float) * 100
     fig, axes = _figure(3.3)
     ax = axes[0, 0]
     bottom = np.zeros(shares.shape[0])
@@ -125,7 +125,7 @@ def position_distribution_plot(dist: dict[str, Any], scenario: str, path: Path) 
         ax.bar(x, shares[:, j], bottom=bottom, color=colors[j % len(colors)], label=_pretty(label), width=0.8)
         bottom += shares[:, j]
     ax.set_xticks(x, BIN_LABELS, rotation=30, ha="right", fontsize=FONT - 1)
-    for xi, n in zip(x, dist["n"]):
+    for xi, n in zip(x, dist.n):
         ax.text(xi, 101, f"n={n}", ha="center", va="bottom", fontsize=FONT - 2)
     ax.set_xlabel("relative position in the clip (row / rows); n = therapist rows per bin")
     ax.set_ylabel("share of gold patterns (%)")
@@ -167,7 +167,7 @@ def distribution_plot(per_scenario: dict[str, dict[str, int]], title: str, xlabe
 
 
 def per_label_accuracy_plot(
-    per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]],
+    per_run: Sequence[tuple[str, dict[str, LabelAccuracy]]],
     scenario: str,
     path: Path,
     *,
@@ -181,7 +181,7 @@ def per_label_accuracy_plot(
     width = 0.8 / k
     x = np.arange(len(labels))
     for i, (name, per) in enumerate(per_run):
-        values = [100 * ((per.get(lab) or {}).get("accuracy") or 0.0) for lab in labels]
+        values = [100 * ((e.accuracy if (e := per.get(lab)) else None) or 0.0) for lab in labels]
         ax.bar(x - 0.4 + width * (i + 0.5), values, width=width, label=name, color=f"C{i % 10}")
     if paper:
         px = [i for i, lab in enumerate(labels) if lab in paper]

@@ -27,7 +27,7 @@ import html
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,7 @@ from rescue_bench.report.runs import Run
 from rescue_bench.runinfo import FidelityRunInfo, SimRunInfo
 from rescue_bench.sim import METRICS, SIM_TASK, paired_comparison, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
+from rescue_bench.sim.record import EpisodeRecord
 from rescue_bench.summary import FidelityEntry, FidelitySummary, Interval, SimEntry, SimulatorCheck
 
 SimulatorModel = dict[str, Any]
@@ -150,10 +151,15 @@ def _key(run: Run) -> tuple[Any, ...]:
     return (info.simulator, info.gamma, info.lam, info.horizon)
 
 
-def _simulator_model(records: Sequence[dict[str, Any]]) -> SimulatorModel | None:
-    """What the records say of their simulator (an offline simulator's model and readings)."""
-    found = next((r.get("simulator_model") for r in records if r.get("simulator_model")), None)
+def _simulator_model(run: Run, task: str) -> SimulatorModel | None:
+    """What the run's records of ``task`` say of their simulator (an offline simulator's model and readings)."""
+    found = next((r.get("simulator_model") for r in run.records[task] if r.get("simulator_model")), None)
     return found
+
+
+def _episodes(run: Run) -> list[EpisodeRecord]:
+    """The run's episode records (``results/sim.jsonl``, as ``rescue sim eval`` writes them)."""
+    return cast(list[EpisodeRecord], run.records[SIM_TASK])
 
 
 def compute_sim(
@@ -166,7 +172,7 @@ def compute_sim(
     for run in sims:
         records = run.records[SIM_TASK]
         info = _sim_info(run)
-        model = _simulator_model(records)
+        model = _simulator_model(run, SIM_TASK)
         out.runs.append(
             SimRunRow.model_validate(
                 {"name": run.name, "agent": run.model, "simulator": info.simulator, "gamma": info.gamma, "lambda": info.lam,
@@ -178,7 +184,9 @@ def compute_sim(
             out.simulators.setdefault(model["sha256"], model)
         numbers = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         out.metrics[run.name] = {s: SimEntry.model_validate(e) for s, e in numbers.items()}
-        out.trajectories[run.name] = RunTrajectories(mean_max_distress=_mean_curve(records), first=_trajectory(records[0]) if records else None)
+        out.trajectories[run.name] = RunTrajectories(
+            mean_max_distress=_mean_curve(_episodes(run)), first=_trajectory(_episodes(run)[0]) if records else None
+        )
     for i, a in enumerate(sims):
         for b in sims[i + 1 :]:
             if _key(a) != _key(b):
@@ -193,7 +201,7 @@ def compute_sim(
     _correct(out.checks)
     for run in fids:
         records = run.records[FIDELITY_TASK]
-        model = _simulator_model(records)
+        model = _simulator_model(run, FIDELITY_TASK)
         out.fidelity_runs.append(FidelityRunRow(name=run.name, simulator=_simulator(run), points=len(records), path=str(run.path),
                                                 simulator_model=model))
         if model is not None and model.get("sha256") and not model.get("refitted_without"):  # a refitted fold is its model's
@@ -248,17 +256,17 @@ def coverage(sim: SimSection) -> list[Coverage]:
     ]
 
 
-def _mean_curve(records: Sequence[dict[str, Any]]) -> list[float]:
+def _mean_curve(records: Sequence[EpisodeRecord]) -> list[float]:
     """Mean over episodes of the max distress at the start and after each step."""
     horizon = max((len(r["steps"]) for r in records), default=0)
     curve = [sum(r["metrics"]["initial_max_distress"] for r in records) / max(len(records), 1)]
     for t in range(horizon):
-        values = [r["steps"][t]["max_distress"] for r in records if len(r["steps"]) > t and r["steps"][t].get("max_distress") is not None]
+        values = [d for r in records if len(r["steps"]) > t and (d := r["steps"][t].get("max_distress")) is not None]
         curve.append(sum(values) / len(values) if values else math.nan)
     return curve
 
 
-def _trajectory(record: dict[str, Any]) -> Trajectory:
+def _trajectory(record: EpisodeRecord) -> Trajectory:
     from rescue_bench.sim.state import HiddenState, distresses
 
     steps = [s for s in record["steps"] if s.get("state") is not None]  # a step without a state is left out

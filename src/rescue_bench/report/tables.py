@@ -24,7 +24,18 @@ from rescue_bench.metrics.coverage import (
     level_text,
 )
 from rescue_bench.records import CAUSE_LABELS, INVALID_CAUSES
-from rescue_bench.report.analysis import CORRECTIONS, Headline, MetricCI, UsageRow, per_label_union
+from rescue_bench.report.analysis import (
+    CORRECTIONS,
+    Confusion,
+    Headline,
+    LabelAccuracy,
+    MajorityShare,
+    MetricCI,
+    PairedTest,
+    TaskCounts,
+    UsageRow,
+    per_label_union,
+)
 from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
 from rescue_bench.task_table import TASK_TABLE, rule
 
@@ -281,14 +292,16 @@ def paper_rows_table11(table11: dict[str, dict[str, dict[str, float]]], scenario
 # ------------------------------------------------------------------------------------------------
 
 
-def _share_cells(per_scenario: dict[str, Any], share_key: str, name_key: str) -> list[str]:
-    """One cell per scenario: the share as a percentage, then the majority's name in brackets."""
+def _share_cells(per_scenario: dict[str, MajorityShare], *, role: bool) -> list[str]:
+    """One cell per scenario: the share of the majority label (``role``: target role) as a percentage,
+    then its name in brackets."""
     cells = []
     for scenario in SUMMARY_SCENARIOS:
-        m = per_scenario.get(scenario) or {}
-        text = fmt(m.get(share_key), "pct")
-        if m.get(name_key) is not None:
-            text += f" ({m[name_key]})"
+        m = per_scenario.get(scenario) or MajorityShare()
+        share, name = (m.role_share, m.role) if role else (m.share, m.label)
+        text = fmt(share, "pct")
+        if name is not None:
+            text += f" ({name})"
         cells.append(text)
     return cells
 
@@ -308,7 +321,7 @@ def _constant(entry: MetricCI) -> str:
 
 
 def ci_table(
-    runs: Sequence[tuple[str, Headline, dict[str, Any], dict[str, Any]]],
+    runs: Sequence[tuple[str, Headline, dict[str, dict[str, TaskCounts]], dict[str, dict[str, MajorityShare]]]],
     clips: dict[str, int],
     *,
     confidence: float,
@@ -329,19 +342,17 @@ def ci_table(
         for task in HEADLINE:
             if task not in cis:
                 continue
-            ns = [f"{(cnt.get(task) or {}).get(s, {}).get('n', 0)}" for s in SUMMARY_SCENARIOS]
-            rows.append([TASK_LABELS[task], "n instances (clips)"] + [
-                f"{n} ({(cnt.get(task) or {}).get(s, {}).get('clips', 0)})" for n, s in zip(ns, SUMMARY_SCENARIOS)
-            ])
+            found = [(cnt.get(task) or {}).get(s) or TaskCounts() for s in SUMMARY_SCENARIOS]
+            rows.append([TASK_LABELS[task], "n instances (clips)"] + [f"{c.n} ({c.clips})" for c in found])
             for metric in HEADLINE[task]:
                 kind = metric_kind(task, metric)
                 rows.append([TASK_LABELS[task], metric] + [_with_chance(cis[task][s][metric], kind) for s in SUMMARY_SCENARIOS])
                 if rule(task).binary and metric == "f1":
                     rows.append([TASK_LABELS[task], "f1 of always yes / always no"] + [_constant(cis[task][s][metric]) for s in SUMMARY_SCENARIOS])
                 if rule(task).top1 == metric and task in majority:
-                    rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], "share", "label"))
+                    rows.append([TASK_LABELS[task], "majority-class share"] + _share_cells(majority[task], role=False))
                     if rule(task).target_roles:
-                        rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], "role_share", "role"))
+                        rows.append([TASK_LABELS[task], "majority-role share"] + _share_cells(majority[task], role=True))
     notes = [
         f"value [low, high]: {level_text(confidence)} percentile bootstrap interval, {n_resamples} resamples of clips "
         "(sample_id; Both resamples couple and family clips within their scenario), seeded; percent for classification metrics, 1-5 for judge/intensity/ER score, [0, 1] for BERTScore.",
@@ -360,14 +371,14 @@ def ci_table(
 # ------------------------------------------------------------------------------------------------
 
 
-def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str], correction: str = "pairs") -> list[Table]:
+def test_matrices(tests: Sequence[PairedTest], names: Sequence[str], correction: str = "pairs") -> list[Table]:
     """One matrix per (task, metric, scenario): cell (row a, column b) = difference a - b on the
     paper's scale and its adjusted p-value (``*`` when < 0.05): ``correction`` picks the adjustment
     (:data:`rescue_bench.report.analysis.CORRECTIONS`)."""
     key = CORRECTIONS[correction][0]
-    families: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    families: dict[tuple[str, str, str], list[PairedTest]] = {}
     for t in tests:
-        families.setdefault((t["task"], t["metric"], t["scenario"]), []).append(t)
+        families.setdefault((t.task, t.metric, t.scenario), []).append(t)
     tables = []
     for task in HEADLINE:
         for metric in HEADLINE[task]:
@@ -375,18 +386,18 @@ def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str], correct
                 members = families.get((task, metric, scenario))
                 if not members:
                     continue
-                involved = [n for n in names if any(n in (t["a"], t["b"]) for t in members)]
+                involved = [n for n in names if any(n in (t.a, t.b) for t in members)]
                 cell: dict[tuple[str, str], str] = {}
                 kind = metric_kind(task, metric)
                 for t in members:
-                    for a, b, sign in ((t["a"], t["b"], 1.0), (t["b"], t["a"], -1.0)):
-                        diff = to_display(sign * t["diff"], kind)
-                        p = t.get(key)
+                    for a, b, sign in ((t.a, t.b, 1.0), (t.b, t.a, -1.0)):
+                        diff = to_display(sign * t.diff, kind)
+                        p = getattr(t, key)
                         star = "*" if p is not None and p < 0.05 else ""
                         d = f"{diff:+.4f}" if kind == "bert" else f"{diff:+.2f}"
                         cell[(a, b)] = f"{d}, p={fmt_p(p)}{star}"
                 rows = [[a] + [("·" if a == b else cell.get((a, b), MISSING)) for b in involved] for a in involved]
-                n = max(t["n"] for t in members)
+                n = max(t.n for t in members)
                 tables.append(
                     Table(
                         name=f"test_{task}_{metric}_{scenario}",
@@ -406,7 +417,7 @@ def test_matrices(tests: Sequence[dict[str, Any]], names: Sequence[str], correct
 def per_label_table(
     task: str,
     scenario: str,
-    per_run: Sequence[tuple[str, dict[str, dict[str, Any]]]],
+    per_run: Sequence[tuple[str, dict[str, LabelAccuracy]]],
     *,
     paper: dict[str, float] | None = None,
     title: str | None = None,
@@ -420,7 +431,7 @@ def per_label_table(
         header.append(("", "paper avg. over models"))
     rows = []
     for label in labels:
-        row = [label, str(n[label])] + [fmt((per.get(label) or {}).get("accuracy"), "pct") for _, per in per_run]
+        row = [label, str(n[label])] + [fmt(e.accuracy if (e := per.get(label)) else None, "pct") for _, per in per_run]
         if paper is not None:
             row.append(fmt(paper.get(label), "pct"))
         rows.append(row)
@@ -433,13 +444,13 @@ def per_label_table(
     )
 
 
-def confusion_table(conf: dict[str, Any], *, name: str, title: str) -> Table:
-    header = [("", "gold \\ predicted")] + [("", c) for c in conf["columns"]]
-    rows = [[label] + [str(v) for v in row] for label, row in zip(conf["labels"], conf["matrix"])]
+def confusion_table(conf: Confusion, *, name: str, title: str) -> Table:
+    header = [("", "gold \\ predicted")] + [("", c) for c in conf.columns]
+    rows = [[label] + [str(v) for v in row] for label, row in zip(conf.labels, conf.matrix)]
     return Table(name=name, title=title, header=header, rows=rows)
 
 
-def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any]]]]]) -> Table:
+def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]) -> Table:
     """Invalid-answer rate (percent) per run and task, as ``both (couple / family)``."""
     tasks = [t for t in HEADLINE if any(t in c for _, c in per_run)]
     header = [("", "Run")] + [("", f"{TASK_LABELS[t]} invalid %") for t in tasks]
@@ -452,8 +463,8 @@ def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any
                 row.append(MISSING)
                 continue
             row.append(
-                f"{fmt(per['both']['invalid_rate'], 'pct')} ({fmt(per['couple']['invalid_rate'], 'pct')} / "
-                f"{fmt(per['family']['invalid_rate'], 'pct')})"
+                f"{fmt(per['both'].invalid_rate, 'pct')} ({fmt(per['couple'].invalid_rate, 'pct')} / "
+                f"{fmt(per['family'].invalid_rate, 'pct')})"
             )
         rows.append(row)
     return Table(
@@ -466,7 +477,7 @@ def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any
     )
 
 
-def causes_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any]]]]]) -> Table:
+def causes_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]) -> Table:
     """Why answers were unusable, per run, task and scenario: the invalid answers by cause, valid answers
     that no judge scored, and the prompts trimmed to fit the model's context window."""
     header = [("", "Run"), ("", "Task"), ("", "Scenario"), ("", "n"), ("", "Invalid %")]
@@ -477,12 +488,11 @@ def causes_table(per_run: Sequence[tuple[str, dict[str, dict[str, dict[str, Any]
         for task in (t for t in HEADLINE if t in cnt):
             for scenario in SUMMARY_SCENARIOS:
                 per = cnt[task][scenario]
-                n = per["n"]
-                causes = per.get("invalid_causes") or {}
+                n = per.n
                 rows.append(
-                    [name, TASK_LABELS[task], SCENARIO_NAMES[scenario], str(n), fmt(per["invalid_rate"], "pct")]
-                    + [_share(causes.get(c, 0), n) for c in INVALID_CAUSES]
-                    + [_share(per.get("trimmed", 0), n)]
+                    [name, TASK_LABELS[task], SCENARIO_NAMES[scenario], str(n), fmt(per.invalid_rate, "pct")]
+                    + [_share(per.invalid_causes.get(c, 0), n) for c in INVALID_CAUSES]
+                    + [_share(per.trimmed, n)]
                 )
     return Table(
         name="invalid_causes",
