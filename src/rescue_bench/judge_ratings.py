@@ -19,7 +19,7 @@ import csv
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from rescue_bench.errors import RescueError
 from rescue_bench.labels import JUDGED_TASKS
@@ -44,6 +44,29 @@ class RatingFileError(RescueError):
         self.line = line
         self.message = message
         super().__init__(self.path + (f":{line}" if line is not None else "") + f": {message}")
+
+
+class HumanRating(TypedDict):
+    """A rated line of a ratings file (:func:`read_human_csv`); ``rater`` is ``""`` without a rater column."""
+
+    id: str
+    task: str
+    human_score: int
+    rater: str
+    line: int
+
+
+class SampleItem(TypedDict):
+    """A line of a sample as a rater may be shown it (:func:`read_sample_csv`): no judge score."""
+
+    id: str
+    task: str
+    sample_id: str
+    scenario: str
+    row: int | None
+    gold: str
+    prediction: str
+    line: int
 
 
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
@@ -105,16 +128,15 @@ def _score(text: str) -> int | None:
     return int(value)
 
 
-def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """``(rated rows, number of unrated rows)``; a rated row is ``{"id", "task", "human_score", "rater", "line"}``
-    (``rater`` is ``""`` without a rater column)."""
+def read_human_csv(path: str | Path) -> tuple[list[HumanRating], int]:
+    """``(rated rows, number of unrated rows)``."""
     path = Path(path)
     reader, header = _open_csv(path)
     missing = [c for c in HUMAN_COLUMNS if c not in header]
     if missing:
         raise RatingFileError(path, f"missing column(s) {', '.join(missing)} (expected a header with {', '.join(HUMAN_COLUMNS)})", 1)
     with_rater = RATER_COLUMN in header
-    rows: list[dict[str, Any]] = []
+    rows: list[HumanRating] = []
     unrated = 0
     seen: dict[tuple[str, str], int] = {}
     for raw in reader:
@@ -149,11 +171,8 @@ def read_human_csv(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     return rows, unrated
 
 
-def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
-    """The items of a sample written by ``rescue agreement sample`` (what raters are shown).
-
-    Returns ``{"id", "task", "sample_id", "scenario", "row", "gold", "prediction", "line"}`` per
-    line, in file order. The judge's score and any other column are *not* returned: what a rater may
+def read_sample_csv(path: str | Path) -> list[SampleItem]:
+    """The items of a sample written by ``rescue agreement sample`` (what raters are shown), in file order. The judge's score and any other column are *not* returned: what a rater may
     see is decided here, once (the blind rule of the rating questionnaire). Problems (missing
     column, empty id, a task other than er/vp, a duplicate id, an empty reference or answer, a row
     that is not a number) name the file and line.
@@ -163,7 +182,7 @@ def read_sample_csv(path: str | Path) -> list[dict[str, Any]]:
     missing = [c for c in SAMPLE_REQUIRED if c not in header]
     if missing:
         raise RatingFileError(path, f"missing column(s) {', '.join(missing)} (a sample from `rescue agreement sample` has {', '.join(SAMPLE_COLUMNS)})", 1)
-    items: list[dict[str, Any]] = []
+    items: list[SampleItem] = []
     seen: dict[str, int] = {}
     for raw in reader:
         line = reader.line_num

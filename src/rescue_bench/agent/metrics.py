@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -42,8 +42,10 @@ from rescue_bench.labels import SUMMARY_SCENARIOS as LABEL_SUMMARY_SCENARIOS
 from rescue_bench.labels import in_scenario
 from rescue_bench.metrics import AdditiveStatistic
 
+if TYPE_CHECKING:
+    from rescue_bench.agent.record import AgentRecord, ChainPrediction
+
 NAN = math.nan
-Record = dict[str, Any]
 
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
@@ -59,7 +61,7 @@ def _zero_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(num) | np.isnan(den), NAN, out)
 
 
-def _when_cells(r: Record) -> list[float]:
+def _when_cells(r: AgentRecord) -> list[float]:
     """tp, fp, fn, tn of the timing step; an unusable answer is the opposite of the gold (ITP)."""
     positive = r["gold"]["when"] == "yes"
     pred = r["prediction"]["when"]
@@ -81,11 +83,11 @@ def _when_combine(metric: str) -> Callable[[np.ndarray], np.ndarray]:
     return combine
 
 
-def _p(r: Record, key: str) -> Any:
+def _p(r: AgentRecord, key: str) -> Any:
     return r["prediction"].get(key)
 
 
-def _g(r: Record, key: str) -> Any:
+def _g(r: AgentRecord, key: str) -> Any:
     return r["gold"].get(key)
 
 
@@ -93,21 +95,21 @@ def _hit(pred: Any, gold: Any) -> float:
     return float(pred is not None and pred == gold)
 
 
-def _intervened(r: Record) -> bool:
+def _intervened(r: AgentRecord) -> bool:
     return _p(r, "when") == "yes"
 
 
-def _whom(r: Record) -> list[float]:
+def _whom(r: AgentRecord) -> list[float]:
     g = _g(r, "whom")
     return [_hit(_p(r, "whom"), g), float(g is not None)]
 
 
-def _how(r: Record) -> list[float]:
+def _how(r: AgentRecord) -> list[float]:
     g = _g(r, "how")
     return [_hit(_p(r, "how"), g), float(g is not None)]
 
 
-def _how_gold(r: Record) -> list[float]:
+def _how_gold(r: AgentRecord) -> list[float]:
     g = _g(r, "how")
     if g is None:
         return [0.0, 0.0]
@@ -116,7 +118,7 @@ def _how_gold(r: Record) -> list[float]:
     return [_hit(_p(r, "how_given_gold"), g), 1.0]
 
 
-def _joint_parts(r: Record) -> list[float]:
+def _joint_parts(r: AgentRecord) -> list[float]:
     """hit and count at a ``yes`` point with complete gold, then hit and count at a ``no`` point."""
     if _g(r, "when") == "no":
         return [0.0, 0.0, float(_p(r, "when") == "no"), 1.0]
@@ -142,44 +144,44 @@ def _joint_no(s: np.ndarray) -> np.ndarray:
     return _ratio(s[..., 2:4])
 
 
-def _whom_given(r: Record) -> list[float]:
+def _whom_given(r: AgentRecord) -> list[float]:
     g = _g(r, "whom")
     counted = _intervened(r) and g is not None
     return [_hit(_p(r, "whom"), g) if counted else 0.0, float(counted)]
 
 
-def _how_given(r: Record) -> list[float]:
+def _how_given(r: AgentRecord) -> list[float]:
     g = _g(r, "how")
     counted = _intervened(r) and g is not None
     return [_hit(_p(r, "how"), g) if counted else 0.0, float(counted)]
 
 
-def _how_given_right(r: Record) -> list[float]:
+def _how_given_right(r: AgentRecord) -> list[float]:
     g = _g(r, "how")
     counted = _intervened(r) and g is not None and _p(r, "whom") == _g(r, "whom")
     return [_hit(_p(r, "how"), g) if counted else 0.0, float(counted)]
 
 
-def _pattern(r: Record) -> list[float]:
+def _pattern(r: AgentRecord) -> list[float]:
     item = r["scores"].get("pattern")
     return [0.0, 0.0] if item is None else [float(item["correct"]), 1.0]
 
 
-def _mean_of(part: str, key: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
-        items = r["scores"].get(part) or []
-        values = [NAN if i.get(key) is None else float(i[key]) for i in items]
+def _mean_of(part: Literal["emotions", "stances"], key: str) -> Callable[[AgentRecord], list[float]]:
+    def components(r: AgentRecord) -> list[float]:
+        items = r["scores"][part] or []
+        values = [NAN if (v := cast("dict[str, float | None]", i).get(key)) is None else float(v) for i in items]
         return [sum(values), float(len(values))]
 
     return components
 
 
-def _turn(key: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
-        turn = r["scores"].get("turn")
+def _turn(key: str) -> Callable[[AgentRecord], list[float]]:
+    def components(r: AgentRecord) -> list[float]:
+        turn = cast("dict[str, float | None] | None", r["scores"].get("turn"))
         if not turn or key not in turn:
             return [0.0, 0.0]
-        return [NAN if turn[key] is None else float(turn[key]), 1.0]
+        return [NAN if (v := turn[key]) is None else float(v), 1.0]
 
     return components
 
@@ -188,7 +190,7 @@ def whole_group(recipients: Sequence[str], participants: Sequence[str]) -> bool:
     return len(participants) > 1 and set(recipients) >= set(participants)
 
 
-def neglect_point(r: Record) -> bool:
+def neglect_point(r: AgentRecord) -> bool:
     """A neglect point: a clearly most distressed client, the real therapist took the turn there and
     the clients they addressed are known. Agent and therapist are compared at exactly these points."""
     g = r["gold"]
@@ -204,19 +206,19 @@ def leaves_out(recipients: Sequence[str] | None, distressed: str, participants: 
     return distressed not in recipients or whole_group(recipients, participants)
 
 
-def _neglect(who: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
+def _neglect(who: str) -> Callable[[AgentRecord], list[float]]:
+    def components(r: AgentRecord) -> list[float]:
         if not neglect_point(r):
             return [0.0, 0.0]
         g = r["gold"]
         recipients = g["recipients"] if who == "therapist" else (r["prediction"].get("recipients") if _intervened(r) else None)
-        return [float(leaves_out(recipients, g["distressed"], r.get("participants") or [])), 1.0]
+        return [float(leaves_out(recipients, g["distressed"] or "", r.get("participants") or [])), 1.0]
 
     return components
 
 
-def _group_address(who: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
+def _group_address(who: str) -> Callable[[AgentRecord], list[float]]:
+    def components(r: AgentRecord) -> list[float]:
         if not neglect_point(r):
             return [0.0, 0.0]
         recipients = r["gold"]["recipients"] if who == "therapist" else (r["prediction"].get("recipients") if _intervened(r) else None)
@@ -225,8 +227,8 @@ def _group_address(who: str) -> Callable[[Record], list[float]]:
     return components
 
 
-def _invalid(step: str) -> Callable[[Record], list[float]]:
-    def components(r: Record) -> list[float]:
+def _invalid(step: str) -> Callable[[AgentRecord], list[float]]:
+    def components(r: AgentRecord) -> list[float]:
         result = r["steps"].get(step)
         return [0.0, 0.0] if result is None else [float(not result["valid"]), 1.0]
 
@@ -240,7 +242,7 @@ class ChainMetric:
     name: str
     group: str
     kind: str
-    components: Callable[[Record], list[float]]
+    components: Callable[[AgentRecord], list[float]]
     combine: Callable[[np.ndarray], np.ndarray] = _ratio
     label: str = ""
 
@@ -262,7 +264,7 @@ class ChainMetric:
     def statistic(self) -> AdditiveStatistic:
         """The metric as an additive statistic for :mod:`rescue_bench.metrics` resampling."""
 
-        def components(records: Sequence[Record]) -> np.ndarray:
+        def components(records: Sequence[AgentRecord]) -> np.ndarray:
             return np.array([self.components(r) for r in records], dtype=float).reshape(-1, self.width)
 
         return AdditiveStatistic(components, self.combine, f"agent_{self.name}")
@@ -320,7 +322,7 @@ def _clean(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def metric_value(metric: str | ChainMetric, records: Sequence[Record]) -> float | None:
+def metric_value(metric: str | ChainMetric, records: Sequence[AgentRecord]) -> float | None:
     """One metric over ``records`` (``None`` when undefined)."""
     m = BY_NAME[metric] if isinstance(metric, str) else metric
     if not records:
@@ -328,8 +330,11 @@ def metric_value(metric: str | ChainMetric, records: Sequence[Record]) -> float 
     return _clean(m.statistic()(records))
 
 
-def chain_metrics(records: Sequence[Record]) -> dict[str, Any]:
-    """Every metric over ``records``: ``{metric: value, ..., "n", "invalid_rate", "support": {metric: units}}``."""
+def chain_metrics(records: Sequence[AgentRecord] | Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every metric over ``records``: ``{metric: value, ..., "n", "invalid_rate", "support": {metric: units}}``.
+
+    ``records``: as the engine made them, or the lines of ``results/agent.jsonl`` as read."""
+    records = chain_lines(records)
     out: dict[str, Any] = {}
     support: dict[str, int] = {}
     for m in METRICS:
@@ -346,7 +351,7 @@ def chain_metrics(records: Sequence[Record]) -> dict[str, Any]:
     return out
 
 
-def summarize_chain(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
+def summarize_chain(records: Sequence[AgentRecord]) -> dict[str, dict[str, Any]]:
     """``{scenario: chain_metrics}`` for couple, family and both (the ``agent`` entry of summary.json)."""
     return {
         s: chain_metrics(in_scenario(records, s))
@@ -371,25 +376,14 @@ REFERENCE_METRICS: tuple[str, ...] = (
 """The metrics a reference row is shown on (timing, joint success and neglect; no model text)."""
 
 
-class ReferencePrediction(TypedDict):
-    """A reference policy's prediction, in the fields of an agent record's ``prediction``."""
-
-    when: str | None
-    whom: str | None
-    how: str | None
-    recipients: list[str] | None
-    how_given_gold: None
-    pattern: None
-    turn: None
-
-
-def _group_label(r: Record) -> str | None:
+def _group_label(r: AgentRecord) -> str | None:
     participants = set(r.get("participants") or [])
-    targets = (r.get("candidates") or {}).get("targets") or []
+    candidates = r.get("candidates")
+    targets = (candidates.get("targets") or []) if candidates else []
     return next((t for t in targets if t not in participants), None)
 
 
-def reference_records(records: Sequence[Record], policy: str) -> list[Record]:
+def reference_records(records: Sequence[AgentRecord], policy: str) -> list[AgentRecord]:
     """``records`` with the prediction of a reference ``policy`` in place of the agent's.
 
     ``always_silent`` never takes the turn; ``always_group`` takes every turn, addressed to the
@@ -410,13 +404,23 @@ def reference_records(records: Sequence[Record], policy: str) -> list[Record]:
             whom, how, recipients = (g.get("whom"), g.get("how"), g.get("recipients")) if spoke else (None, None, None)
         else:
             raise ValueError(f"unknown reference policy {policy!r}")
-        pred: ReferencePrediction = {
+        pred: ChainPrediction = {
             "when": when, "whom": whom, "how": how, "recipients": recipients, "how_given_gold": None, "pattern": None, "turn": None,
         }
-        out.append(dict(r, prediction=pred, steps={}, scores={"emotions": [], "stances": []}, valid=True, error=None))
+        reference: AgentRecord = {
+            **r, "prediction": pred, "steps": {}, "scores": {"emotions": [], "stances": []}, "valid": True, "error": None,
+        }
+        out.append(reference)
     return out
 
 
-def reference_metrics(records: Sequence[Record]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{policy: summarize_chain(...)}`` of every reference policy on the points of ``records``."""
-    return {key: summarize_chain(reference_records(records, key)) for key, _ in REFERENCE_POLICIES}
+def reference_metrics(records: Sequence[AgentRecord] | Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{policy: summarize_chain(...)}`` of every reference policy on the points of ``records`` (as
+    :func:`chain_metrics` takes them)."""
+    return {key: summarize_chain(reference_records(chain_lines(records), key)) for key, _ in REFERENCE_POLICIES}
+
+
+def chain_lines(lines: Sequence[object]) -> list[AgentRecord]:
+    """The lines of ``results/agent.jsonl`` (plain dicts), typed: they are what
+    :func:`rescue_bench.agent.record.chain_record` made."""
+    return [cast("AgentRecord", r) for r in lines]

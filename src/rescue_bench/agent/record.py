@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
+from rescue_bench.agent.chain import StepJson
 from rescue_bench.agent.points import AGENT_TASK, DecisionPoint
 from rescue_bench.agent.prompts import turn_real_prompt, turn_strategy_prompt
 from rescue_bench.metrics import intensity_score
@@ -43,11 +44,18 @@ FLOOR_JUDGE = INVALID_JUDGE_SCORE
 FLOOR_BERTSCORE = INVALID_BERTSCORE
 
 
+class EmotionGoldScore(TypedDict):
+    """The gold an emotion is scored against."""
+
+    emotion: str
+    intensity: int
+
+
 class EmotionScore(TypedDict):
     """One client's emotion in ``scores["emotions"]``: scored as an ER answer."""
 
     client: str
-    gold: dict[str, str | int | None]
+    gold: EmotionGoldScore
     prediction: Any
     valid: bool
     intensity_score: float
@@ -87,6 +95,10 @@ class TurnScore(TypedDict, total=False):
     judge_flagged: list[str]
 
 
+TurnJudge = Literal["judge_real", "judge_strategy"]
+"""The judge scores of ``scores["turn"]``."""
+
+
 class ChainScores(TypedDict):
     """A chain record's ``scores`` (see the module doc)."""
 
@@ -98,11 +110,90 @@ class ChainScores(TypedDict):
     neglect_therapist: NotRequired[bool | None]
 
 
-def _result(results: Mapping[str, Any], step: str) -> Mapping[str, Any] | None:
+class EmotionGoldJson(TypedDict):
+    """A client's gold emotion in a record's ``gold["emotions"]``."""
+
+    emotion: str
+    intensity: int
+    row: int
+
+
+class StanceGoldJson(TypedDict):
+    """One gold stance in a record's ``gold["stances"]``."""
+
+    target: str
+    viewpoint: str
+    row: int
+
+
+class PointGoldJson(TypedDict):
+    """A record's ``gold``: the point's :class:`~rescue_bench.agent.points.PointGold` as JSON."""
+
+    when: str
+    whom: str | None
+    how: str | None
+    pattern: str | None
+    turn: str | None
+    recipients: list[str] | None
+    emotions: dict[str, EmotionGoldJson]
+    stances: dict[str, list[StanceGoldJson]]
+    levels: dict[str, int]
+    distressed: str | None
+
+
+class ChainCandidates(TypedDict):
+    """A record's ``candidates``: the labels the point offered."""
+
+    targets: list[str]
+    strategies: list[str]
+    patterns: list[str]
+
+
+class ChainPrediction(TypedDict):
+    """A record's ``prediction``: the chain's usable answers (``None`` where a step gave none)."""
+
+    when: str | None
+    whom: str | None
+    how: str | None
+    how_given_gold: str | None
+    pattern: str | None
+    turn: str | None
+    recipients: list[str] | None
+
+
+class JudgedChain(TypedDict, total=False):
+    judged: list[str]
+    """The keys of the judge calls made (:func:`with_judges`)."""
+
+
+class AgentRecord(JudgedChain):
+    """One chain record: a line of ``results/agent.jsonl`` (fields: the module doc)."""
+
+    id: str
+    task: str
+    sample_id: str
+    scenario: str
+    row: int
+    n_rows: int
+    state_mode: str
+    branch: bool
+    gold: PointGoldJson
+    candidates: ChainCandidates
+    participants: list[str]
+    last_speaker: str
+    steps: dict[str, StepJson]
+    prediction: ChainPrediction
+    valid: bool
+    error: str | None
+    scores: ChainScores
+    single_ids: dict[str, str]
+
+
+def _result(results: Mapping[str, Any], step: str) -> StepJson | None:
     value = results.get(step)
     if value is None:
         return None
-    return value if isinstance(value, Mapping) else value.to_dict()
+    return cast(StepJson, value) if isinstance(value, Mapping) else value.to_dict()
 
 
 def recipients_of(whom: str | None, point: DecisionPoint) -> list[str]:
@@ -114,7 +205,7 @@ def recipients_of(whom: str | None, point: DecisionPoint) -> list[str]:
 
 def chain_record(
     point: DecisionPoint, results: Mapping[str, Any], state_mode: str, branch: bool = True
-) -> dict[str, Any]:
+) -> AgentRecord:
     """The judge-free record of ``point`` from its step results (``StepResult`` or their dicts).
 
     ``branch`` says whether the strategy-given-gold-target branch was asked at all (an option).
@@ -128,13 +219,14 @@ def chain_record(
 
     when = pred("when")
     intervened = when == "yes"
-    act = (steps.get("whom_how") or {}).get("prediction") or {}  # a usable part counts even if the other is not
+    whom_how = steps.get("whom_how")
+    act = (whom_how["prediction"] if whom_how is not None else None) or {}  # a usable part counts even if the other is not
     whom = act.get("whom") if intervened else None
     how = act.get("how") if intervened else None
     state = pred("state") if state_mode == "explicit" else None
     turn = pred("turn") if intervened else None
     recipients = recipients_of(whom, point) if intervened else None
-    prediction = {
+    prediction: ChainPrediction = {
         "when": when,
         "whom": whom,
         "how": how,
@@ -147,7 +239,7 @@ def chain_record(
     if state_mode == "explicit":
         for client, g in gold.emotions.items():
             p = (state or {}).get("emotions", {}).get(client)
-            emotion_gold: dict[str, str | int | None] = {"emotion": g.emotion, "intensity": g.intensity}
+            emotion_gold: EmotionGoldScore = {"emotion": g.emotion, "intensity": g.intensity}
             if p is None:
                 item = EmotionScore(
                     client=client, gold=emotion_gold, prediction=p, valid=False, intensity_score=float(FLOOR_JUDGE),
@@ -191,7 +283,7 @@ def chain_record(
         "n_rows": point.n_rows,
         "state_mode": state_mode,
         "branch": branch,
-        "gold": gold.model_dump(mode="json"),
+        "gold": cast(PointGoldJson, gold.model_dump(mode="json")),
         "candidates": {"targets": point.targets, "strategies": point.strategies, "patterns": point.patterns},
         "participants": point.participants,
         "last_speaker": point.last_speaker,
@@ -217,19 +309,19 @@ class JudgeRequest:
     prompt: Prompt
 
 
-def judge_requests(point: DecisionPoint, record: dict[str, Any]) -> list[JudgeRequest]:
+def judge_requests(point: DecisionPoint, record: AgentRecord) -> list[JudgeRequest]:
     """The judge calls of ``record``: valid emotions (ER rubric), stances (VP rubric), the turn."""
     out = []
     scores = record["scores"]
-    for i, item in enumerate(scores["emotions"]):
-        if item["valid"]:
-            out.append(JudgeRequest(f"emotions/{i}", judge_prompt("er", item["gold"], item["prediction"], item["client"])))
-    for i, item in enumerate(scores["stances"]):
-        if item["valid"]:
-            out.append(JudgeRequest(f"stances/{i}", judge_prompt("vp", item["gold"], item["prediction"], item["source"])))
+    for i, emotion in enumerate(scores["emotions"]):
+        if emotion["valid"]:
+            out.append(JudgeRequest(f"emotions/{i}", judge_prompt("er", emotion["gold"], emotion["prediction"], emotion["client"])))
+    for i, stance in enumerate(scores["stances"]):
+        if stance["valid"]:
+            out.append(JudgeRequest(f"stances/{i}", judge_prompt("vp", stance["gold"], stance["prediction"], stance["source"])))
     turn = scores.get("turn")
     if turn and turn["valid"]:
-        text = record["prediction"]["turn"]
+        text = record["prediction"]["turn"] or ""  # a valid turn has its text
         gold = point.gold
         out.append(JudgeRequest("turn/judge_real", turn_real_prompt(point, gold.turn or "", text)))
         if "judge_strategy" in turn:
@@ -237,25 +329,30 @@ def judge_requests(point: DecisionPoint, record: dict[str, Any]) -> list[JudgeRe
     return out
 
 
-def with_judges(record: dict[str, Any], judged: Mapping[str, tuple[int | None, bool]]) -> dict[str, Any]:
+def with_judges(record: AgentRecord, judged: Mapping[str, tuple[int | None, bool]]) -> AgentRecord:
     """``record`` with judge scores: ``judged[key] = (score, flagged)``. A judge that never gave a
     valid score (``None``) counts as 1 and the item is flagged, as for ER/VP."""
-    out = dict(record, scores=_copy_scores(record["scores"]), judged=sorted(judged))
-    scores = out["scores"]
+    scores = _copy_scores(record["scores"])
+    out: AgentRecord = {**record, "scores": scores, "judged": sorted(judged)}
     for key, (value, flagged) in judged.items():
         score = FLOOR_JUDGE if value is None else int(value)
         flagged = flagged or value is None
         part, name = key.split("/", 1)
         if part == "turn":
-            scores["turn"][name] = score
+            turn = scores["turn"]
+            turn[cast(TurnJudge, name)] = score
             if flagged:
-                scores["turn"].setdefault("judge_flagged", []).append(name)
+                turn.setdefault("judge_flagged", []).append(name)
             continue
         if part == "emotions":
             emotion = scores["emotions"][int(name)]
-            emotion.update(judge_score=score, judge_flagged=flagged, score=(score + emotion["intensity_score"]) / 2)
+            emotion["judge_score"] = score
+            emotion["judge_flagged"] = flagged
+            emotion["score"] = (score + emotion["intensity_score"]) / 2
         else:
-            scores["stances"][int(name)].update(judge_score=score, judge_flagged=flagged)
+            stance = scores["stances"][int(name)]
+            stance["judge_score"] = score
+            stance["judge_flagged"] = flagged
     return out
 
 
@@ -273,34 +370,34 @@ def _copy_scores(scores: ChainScores) -> ChainScores:
 # --------------------------------------------------------------------------------------------------
 
 
-def bertscore_requests(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+def bertscore_requests(record: AgentRecord) -> list[tuple[str, str, str]]:
     """``(key, prediction, reference)`` texts for BERTScore: emotion descriptions, stance
     viewpoints joined in order (as VP), and the turn against the real therapist turn."""
     out = []
     scores = record["scores"]
-    for i, item in enumerate(scores["emotions"]):
-        if item["valid"]:
-            out.append((f"emotions/{i}", item["prediction"]["emotion"], item["gold"]["emotion"]))
-    for i, item in enumerate(scores["stances"]):
-        if item["valid"]:
-            pred = "; ".join(v["viewpoint"] for v in item["prediction"])
-            gold = "; ".join(v["viewpoint"] for v in item["gold"])
+    for i, emotion in enumerate(scores["emotions"]):
+        if emotion["valid"]:
+            out.append((f"emotions/{i}", emotion["prediction"]["emotion"], emotion["gold"]["emotion"]))
+    for i, stance in enumerate(scores["stances"]):
+        if stance["valid"]:
+            pred = "; ".join(v["viewpoint"] for v in stance["prediction"])
+            gold = "; ".join(v["viewpoint"] for v in stance["gold"])
             out.append((f"stances/{i}", pred, gold))
     turn = scores.get("turn")
     if turn and turn["valid"]:
-        out.append(("turn", record["prediction"]["turn"], record["gold"]["turn"] or ""))
+        out.append(("turn", record["prediction"]["turn"] or "", record["gold"]["turn"] or ""))
     return out
 
 
-def with_bertscores(record: dict[str, Any], values: Mapping[str, float]) -> dict[str, Any]:
+def with_bertscores(record: AgentRecord, values: Mapping[str, float]) -> AgentRecord:
     """``record`` with the BERTScore F1 of each key of :func:`bertscore_requests`."""
-    out = dict(record, scores=_copy_scores(record["scores"]))
+    scores = _copy_scores(record["scores"])
+    out: AgentRecord = {**record, "scores": scores}
     for key, value in values.items():
         if key == "turn":
-            out["scores"]["turn"]["bertscore"] = value
+            scores["turn"]["bertscore"] = value
             continue
         part, index = key.split("/", 1)
-        scores: ChainScores = out["scores"]
         if part == "emotions":
             scores["emotions"][int(index)]["bertscore"] = value
         else:

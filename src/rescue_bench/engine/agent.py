@@ -56,6 +56,7 @@ from rescue_bench.agent import (
     with_judges,
 )
 from rescue_bench.agent.options import AGENT_DEFAULTS
+from rescue_bench.agent.record import AgentRecord
 
 # the tasks' engine pieces, reused so the agent's calls share the run's cache, call slots, judge
 # re-ask and record collection with the single-task calls of the same run
@@ -240,7 +241,7 @@ def agent_fingerprint() -> str:
     return hashlib.sha256((judge_fingerprint() + judge_texts()).encode()).hexdigest()[:16]
 
 
-def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | None) -> dict[str, Any]:
+def _unscored_point(point: DecisionPoint, settings: AgentSettings, error: str | None) -> AgentRecord:
     record = chain_record(point, {}, settings.options.state, settings.options.how_given_gold)
     record["error"] = f"no answer: {error}" if error else "no answer"
     return record
@@ -301,7 +302,7 @@ def run_agent(
             raise RunInterrupted() from exc
         collected = channel.records
         errors = sample_errors(logs, {p.id for p in chosen if p.id not in collected})
-        records = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
+        records: list[AgentRecord] = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
         single_instances = [i for _, items in singles.values() for i in items]
         single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None, channel.errors)
         unanswered = {r["id"]: r["error"] or "no answer" for r in [*records, *single_records] if r["id"] not in collected}
@@ -316,7 +317,7 @@ def run_agent(
         )
 
 
-def add_chain_bertscore(records: list[dict[str, Any]], backbone: str | None) -> tuple[list[dict[str, Any]], str | None]:
+def add_chain_bertscore(records: list[AgentRecord], backbone: str | None) -> tuple[list[AgentRecord], str | None]:
     """Every chain record with its BERTScore values filled in, in one batch (backbone used, or None
     when BERTScore is not installed)."""
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
@@ -335,7 +336,7 @@ def add_chain_bertscore(records: list[dict[str, Any]], backbone: str | None) -> 
     return [with_bertscores(r, per[i]) if i in per else r for i, r in enumerate(records)], backbone
 
 
-def call_counts(records: Sequence[dict[str, Any]], single: Sequence[ResultRow]) -> AgentCalls:
+def call_counts(records: Sequence[AgentRecord], single: Sequence[ResultRow]) -> AgentCalls:
     """Calls the run asked for (before retries and judge re-asks): per chain step, judge, single tasks."""
     steps: Counter[str] = Counter(s for r in records for s, v in r["steps"].items() if v["raw"] is not None)
     judged = sum(len(r.get("judged") or []) for r in records)
@@ -351,7 +352,7 @@ def call_counts(records: Sequence[dict[str, Any]], single: Sequence[ResultRow]) 
 
 def write_agent_outputs(
     start: RunStart,
-    records: list[dict[str, Any]],
+    records: list[AgentRecord],
     single: list[ResultRow],
     logs: Sequence[Any],
     *,

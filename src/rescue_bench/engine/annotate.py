@@ -125,6 +125,20 @@ class DraftReport:
     """The run's ``run.json``, once written."""
 
 
+@dataclass(frozen=True)
+class DraftedSegment:
+    """One drafted segment: its clip as the drafts file's line, and what drafting it took."""
+
+    line: str
+    windows: int
+    rows: int
+    problems: int
+    calls: int
+    reasked: int
+    input_tokens: int
+    output_tokens: int
+
+
 class DraftChannel:
     """What one ``rescue annotate draft`` run shares with its solver: the job of each segment, and
     the drafted clips handed back as they are made.
@@ -139,7 +153,7 @@ class DraftChannel:
         self.jobs = jobs
         self.run = RunChannel[Mapping[str, object]](max_calls=max_calls)  # it keeps no records
         """The run's call slots and circuit (every drafting call holds a slot)."""
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, DraftedSegment] = {}
         self.errors: dict[str, str] = {}
         """Why a segment's model call failed, one line (HTTP status and the server's message)."""
 
@@ -211,7 +225,11 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True, win
                     **stats,
                 }
             )
-            channel.results[m.segment_id] = {"clip": clip.to_json(), "problems": draft.problem_count, **stats}
+            data = clip.to_json()
+            channel.results[m.segment_id] = DraftedSegment(
+                line=dumps(data) + "\n", windows=len(data["draft"]["windows"]), rows=len(data["rows"]), problems=draft.problem_count,
+                calls=stats["calls"], reasked=stats["reasked"], input_tokens=stats["input_tokens"], output_tokens=stats["output_tokens"],
+            )
             state.output = ModelOutput.from_content(model_name, f"{len(clip.rows)} rows drafted")
             return state
 
@@ -366,7 +384,7 @@ def run_draft(settings: DraftSettings, *, display: str = "full", overwrite: bool
     start = start_run(settings.run_path, "draft", settings, overwrite=overwrite, files=files, estimate=estimate.record())
     logs: list[Any] = []
     cancelled = False
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, DraftedSegment] = {}
     errors: dict[str, str] = {}
     if manifests:
         results, errors, logs, cancelled = _draft_segments(manifests, jobs, settings, display)
@@ -379,15 +397,15 @@ def run_draft(settings: DraftSettings, *, display: str = "full", overwrite: bool
             if m.segment_id in existing.lines:
                 report.earlier.append(m.segment_id)
             continue
-        new_lines[m.segment_id] = dumps(result["clip"]) + "\n"
+        new_lines[m.segment_id] = result.line
         report.written.append(m.segment_id)
-        report.windows += len(result["clip"]["draft"]["windows"])
-        report.rows += len(result["clip"]["rows"])
-        report.calls += result["calls"]
-        report.reasked += result["reasked"]
-        report.problems += result["problems"]
-        report.input_tokens += result["input_tokens"]
-        report.output_tokens += result["output_tokens"]
+        report.windows += result.windows
+        report.rows += result.rows
+        report.calls += result.calls
+        report.reasked += result.reasked
+        report.problems += result.problems
+        report.input_tokens += result.input_tokens
+        report.output_tokens += result.output_tokens
     if new_lines:
         merged = {**existing.lines, **new_lines}
         with atomic_open(settings.out_path) as fh:
@@ -428,7 +446,7 @@ def draft_status(report: DraftReport) -> RunStatus:
 
 def _draft_segments(
     manifests: list[Manifest], jobs: dict[str, SegmentJob], settings: DraftSettings, display: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, str], list[Any], bool]:
+) -> tuple[dict[str, DraftedSegment], dict[str, str], list[Any], bool]:
     """Run the drafting task over ``manifests``: each drafted segment's result, why the others
     failed, the logs, and whether the run was cancelled (interrupted)."""
     from inspect_ai import Task

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -65,7 +65,12 @@ from rescue_bench.sim import (
     episode_starts,
     summarize,
 )
+from rescue_bench.sim.record import EpisodeRecord
 from rescue_bench.summary import FidelitySummary, SimSummary, summary_json
+
+if TYPE_CHECKING:
+    from rescue_bench.prompts.render import Prompt
+    from rescue_bench.sim.fidelity import FidelityRecord, PlausibilityKey
 
 SIMULATOR_SAMPLE_INPUT = "closed-loop episode"
 
@@ -217,7 +222,7 @@ def episode_solver(
             todo = episode.judge_requests()
             scores = await gather(*(_judge_one(judge, prompt, attempt_timeout, channel, tally, seed) for _, prompt in todo))
             episode.set_judged({i: score for (i, _), score in zip(todo, scores)})
-        record = episode.record()
+        record = episode.typed_record()
         task_state.store.set("rescue_sim", {"J": record["metrics"]["J"]})
         if channel is not None:
             channel.keep(record)
@@ -255,14 +260,14 @@ def sim_task(episodes: Sequence[Episode], settings: SimSettings, channel: RunCha
     )
 
 
-def _unfinished(episode: Episode, error: str) -> dict[str, Any]:
+def _unfinished(episode: Episode, error: str) -> EpisodeRecord:
     """The record of an episode whose sample failed: every remaining call unanswered."""
     while episode.next_request() is not None:
         episode.answer(None, error)
-    return dict(episode.record(), error=error)
+    return {**episode.typed_record(), "error": error}
 
 
-def call_counts(records: Sequence[dict[str, Any]], tally: CallTally) -> SimCalls:
+def call_counts(records: Sequence[EpisodeRecord], tally: CallTally) -> SimCalls:
     """Calls the run's agent and simulator answered (failed calls are in ``counts``), in total and
     per episode, and the judge's judged turns. An offline agent and the scripted simulator make none."""
     n = max(len(records), 1)
@@ -278,10 +283,10 @@ def call_counts(records: Sequence[dict[str, Any]], tally: CallTally) -> SimCalls
 
 def _run_episodes(
     episodes: Sequence[Episode], settings: SimSettings, main: SimSettings, display: str, tally: CallTally
-) -> tuple[list[dict[str, Any]], list[Any], dict[str, GenerateRequest]]:
+) -> tuple[list[EpisodeRecord], list[Any], dict[str, GenerateRequest]]:
     """Run ``episodes`` through inspect_ai (``main``: the settings whose model drives the eval);
     their records, the logs and the first request of each kind."""
-    channel = RunChannel[dict[str, Any]](max_calls=settings.max_connections)
+    channel = RunChannel[EpisodeRecord](max_calls=settings.max_connections)
     try:
         logs = run_inspect([sim_task(episodes, settings, channel, tally)], main, display=display) if episodes else []
     except KeyboardInterrupt as exc:
@@ -328,7 +333,7 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
         tally = CallTally()
         offline = not agent_is_model and settings.simulator in OFFLINE_SIMULATORS and not settings.judge
         if offline:
-            records = [e.record() for e in episodes]
+            records = [e.typed_record() for e in episodes]
         else:
             # inspect_ai needs a model to run the task: the agent's, else whichever model the run has
             stand_in = settings.simulator if settings.simulator not in OFFLINE_SIMULATORS else settings.judge
@@ -352,7 +357,9 @@ def judge_fingerprint() -> str:
     return _fingerprint(judge_texts())
 
 
-def _write_records(out: Path, name: str, records: list[dict[str, Any]], summary: SimSummary | FidelitySummary, failed: bool) -> None:
+def _write_records(
+    out: Path, name: str, records: Sequence[EpisodeRecord] | Sequence[FidelityRecord], summary: SimSummary | FidelitySummary, failed: bool
+) -> None:
     """``results/<name>.jsonl``, and ``summary.json`` unless the run failed (a stale one is removed)."""
     (out / "results").mkdir(parents=True, exist_ok=True)
     atomic_write_jsonl(out / "results" / f"{name}.jsonl", records)
@@ -364,7 +371,7 @@ def _write_records(out: Path, name: str, records: list[dict[str, Any]], summary:
 
 def write_sim_outputs(
     start: RunStart,
-    records: list[dict[str, Any]],
+    records: list[EpisodeRecord],
     logs: Sequence[Any],
     *,
     clips: int,
@@ -467,7 +474,7 @@ def run_fidelity(
         requests: dict[str, GenerateRequest] = {}
         tally = CallTally()
         if settings.simulator in OFFLINE_SIMULATORS:
-            done = [e.record() for e in episodes]
+            done = [e.typed_record() for e in episodes]
         else:
             # the simulator's run binds no judge: the real therapist's replayed turns are not rated
             main = settings.model_copy(update={"model": settings.simulator, "judge": None})
@@ -513,27 +520,27 @@ def run_fidelity(
         return RunResult(summary, info)
 
 
-def _fidelity_bertscore(records: list[dict[str, Any]], settings: SimSettings) -> str | None:
+def _fidelity_bertscore(records: list[FidelityRecord], settings: SimSettings) -> str | None:
     """BERTScore F1 of each simulated turn against the real one, in one batch (None when unavailable)."""
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
 
-    todo = [r for r in records if r["prediction"]["text"] and r["gold"]["text"]]
+    todo = [(r, pred, gold) for r in records if (pred := r["prediction"]["text"]) and (gold := r["gold"]["text"])]
     if not todo:
         return None
     try:
         backbone = settings.bertscore_model or default_backbone()
-        values = bertscore_f1([r["prediction"]["text"] for r in todo], [r["gold"]["text"] for r in todo], backbone=backbone)
+        values = bertscore_f1([pred for _, pred, _ in todo], [gold for _, _, gold in todo], backbone=backbone)
     except BertScoreUnavailable:
         return None
-    for r, v in zip(todo, values):
+    for (r, _, _), v in zip(todo, values):
         r["bertscore"] = v
     return backbone
 
 
 @solver
 def plausibility_solver(
-    prompts: dict[str, dict[str, Any]],
-    scores: dict[str, dict[str, tuple[int | None, bool]]],
+    prompts: dict[str, dict[PlausibilityKey, Prompt]],
+    scores: dict[str, dict[PlausibilityKey, tuple[int | None, bool]]],
     attempt_timeout: int | None,
     channel: RunChannel | None,
     tally: CallTally | None = None,
@@ -553,7 +560,7 @@ def plausibility_solver(
 
 
 def _fidelity_judge(
-    records: list[dict[str, Any]], starts: Sequence[EpisodeStart], settings: SimSettings, display: str, tally: CallTally
+    records: list[FidelityRecord], starts: Sequence[EpisodeStart], settings: SimSettings, display: str, tally: CallTally
 ) -> tuple[list[Any], int, dict[str, GenerateRequest]]:
     """The judge's plausibility of each simulated and real next turn (blind, the same prompt form),
     stored on the records; a missing turn or a judge that never scores counts the floor. Returns the
@@ -562,7 +569,7 @@ def _fidelity_judge(
 
     prompts = {r["id"]: plausibility_requests(start, r) for r, start in zip(records, starts)}
     asked = {rid: {k: p for k, p in ps.items() if p is not None} for rid, ps in prompts.items()}
-    scores: dict[str, dict[str, tuple[int | None, bool]]] = {}
+    scores: dict[str, dict[PlausibilityKey, tuple[int | None, bool]]] = {}
     channel = RunChannel[Mapping[str, object]](max_calls=settings.max_connections)  # it keeps no records
     task = Task(
         dataset=MemoryDataset([Sample(id=rid, input="fidelity judge") for rid in asked], name="rescue_sim_fidelity_judge"),

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from rescue_bench.data.models import Clip
+from rescue_bench.judge_ratings import SampleItem
 from rescue_bench.review import access, practice, ratings, store, users
 from rescue_bench.review.db import Database, database_errors
 from rescue_bench.review.errors import Invalid
@@ -173,7 +174,7 @@ def agreement_report(db: Database, **kwargs: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
-def import_ratings(db: Database, items: list[dict[str, Any]], *, name: str, file_name: str, sha256: str, raters: Sequence[str]) -> tuple[str, str]:
+def import_ratings(db: Database, items: Sequence[SampleItem], *, name: str, file_name: str, sha256: str, raters: Sequence[str]) -> tuple[str, str]:
     """A questionnaire of ``items`` rated by ``raters``; returns its id and its title."""
     with database_errors(), db.write() as session:
         people = [users.get_user(session, n) for n in raters]

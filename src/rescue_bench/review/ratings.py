@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from rescue_bench.judge_ratings import SampleItem
 from rescue_bench.labels import TASK_NAMES
 from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import AuditEntry, Rating, RatingItem, RatingRater, RatingSet, User, dumps, utcnow
@@ -106,7 +107,7 @@ def rubric(task: str) -> tuple[str, tuple[tuple[int, str], ...]]:
 
 def import_ratings(
     session: Session,
-    items: Sequence[dict[str, Any]],
+    items: Sequence[SampleItem],
     *,
     name: str,
     file_name: str,

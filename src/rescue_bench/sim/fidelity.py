@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import SUMMARY_SCENARIOS, THERAPIST, in_scenario, patterns, strategies
@@ -125,7 +125,12 @@ class SimulatedTurn(TypedDict):
     state: StateJson | None
 
 
-class FidelityRecord(TypedDict):
+class FlaggedJudge(TypedDict, total=False):
+    judge_flagged: list[str]
+    """The plausibility keys whose judge never gave a valid score (they count the floor)."""
+
+
+class FidelityRecord(FlaggedJudge):
     """One line of ``results/fidelity.jsonl`` (the engine fills ``bertscore`` and the judge's ratings)."""
 
     id: str
@@ -156,6 +161,10 @@ class FidelityRecord(TypedDict):
     bertscore: float | None
     judge_plausibility: float | None
     judge_plausibility_real: float | None
+
+
+PlausibilityKey = Literal["judge_plausibility", "judge_plausibility_real"]
+"""The judge's ratings of a fidelity record: the simulated next turn and the real one."""
 
 
 def _real_move(clip: Clip, k: int) -> tuple[dict[str, str], int | None]:
@@ -282,10 +291,9 @@ def plausibility_prompt(context: Sequence[RowView], speaker: str, turn: str) -> 
     return Prompt(JUDGE_SYSTEM, body)
 
 
-def plausibility_requests(start: EpisodeStart, line: dict[str, Any]) -> dict[str, Prompt | None]:
+def plausibility_requests(start: EpisodeStart, record: FidelityRecord) -> dict[PlausibilityKey, Prompt | None]:
     """``{"judge_plausibility": prompt or None (no client turn: the floor), "judge_plausibility_real": prompt}``
     for one fidelity record (as :func:`fidelity_record` made it)."""
-    record = cast(FidelityRecord, line)
     context = judge_context(start, record["move"])
     pred, gold = record["prediction"], record["gold"]
     simulated = plausibility_prompt(context, pred["speaker"], pred["text"]) if pred["speaker"] and pred["text"] else None
@@ -335,13 +343,9 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def fidelity_record(start: EpisodeStart, real: RealOutcome, played: dict[str, Any], sim: OfflineSimulator | None = None) -> dict[str, Any]:
-    """One line of ``results/fidelity.jsonl`` (:class:`FidelityRecord`) from the played episode's record
-    (:meth:`rescue_bench.sim.Episode.record`)."""
-    return dict(_fidelity_record(start, real, cast(EpisodeRecord, played), sim))
-
-
-def _fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeRecord, sim: OfflineSimulator | None) -> FidelityRecord:
+def fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeRecord, sim: OfflineSimulator | None = None) -> FidelityRecord:
+    """One line of ``results/fidelity.jsonl`` from the played episode's record
+    (:meth:`rescue_bench.sim.Episode.typed_record`)."""
     step = episode["steps"][0]
     turn = step["client_turns"][0] if step["client_turns"] else None
     state = step["state"]
@@ -440,10 +444,12 @@ FidelitySummary = dict[str, Estimate | int | dict[str, list[str]]]
 """A scenario's entry of ``summary.json``: ``points`` and ``clips``, an :class:`Estimate` per measure, ``beaten_by``."""
 
 
-def summarize_fidelity(lines: Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, FidelitySummary]:
+def summarize_fidelity(
+    lines: Sequence[FidelityRecord] | Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, FidelitySummary]:
     """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips", "beaten_by"}}``
     of the lines of ``results/fidelity.jsonl``; ``beaten_by``: per measure, the floors the simulator
-    does not beat (equal or better)."""
+    does not beat (equal or better). ``lines``: as the engine made them, or as read from the file."""
     records = [cast(FidelityRecord, r) for r in lines]
     out: dict[str, FidelitySummary] = {}
     for scenario in SCENARIOS3:

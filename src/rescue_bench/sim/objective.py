@@ -295,11 +295,12 @@ SimSummary = dict[str, Estimate | int | str | None]
 
 
 def summarize(
-    records: Sequence[dict[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+    records: Sequence[EpisodeRecord] | Sequence[dict[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
 ) -> dict[str, SimSummary]:
     """``{scenario: {"episodes", "clips", "floor_policy", "interval", metric: {"value", "ci_low",
     "ci_high", "n"}}}`` with percentile cluster-bootstrap intervals over clips (the pooled ones
-    resample within each scenario), none below :data:`MIN_CLIPS_FOR_INTERVAL` clips."""
+    resample within each scenario), none below :data:`MIN_CLIPS_FOR_INTERVAL` clips. ``records``: the
+    episodes' records as the engine made them, or the lines of ``results/sim.jsonl`` as read."""
     typed, policies = with_run_floor(_typed(records))
     out: dict[str, SimSummary] = {}
     for scenario in SCENARIOS3:
