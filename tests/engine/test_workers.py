@@ -15,6 +15,7 @@ from rescue_bench.data.load import demo_path
 from rescue_bench.engine.channel import RunChannel
 from rescue_bench.engine.settings import (
     EvalSettings,
+    WorkerFailed,
     available_cpus,
     plan_workers,
     shard,
@@ -174,17 +175,30 @@ def test_two_workers_write_what_one_process_writes(isolated_env: Path, real_or_d
 
 
 @pytest.mark.slow
-def test_a_failing_worker_is_one_line_exit_2(isolated_env: Path) -> None:
+def test_an_unknown_model_api_is_refused_before_any_worker_starts(isolated_env: Path) -> None:
+    out = isolated_env / "run"
     result = runner.invoke(
-        app,
-        ["eval", "--model", "nosuch/model", "--workers", "2", "--out", str(isolated_env / "run"),
-         "--display", "none", "--no-bertscore", "--limit", "2"],
+        app, ["eval", "--model", "nosuch/model", "--workers", "2", "--out", str(out), "--display", "none", "--no-bertscore", "--limit", "2"]
     )
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("error: ValueError: Model API nosuch") and "(worker " in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("error: ValueError: Model API nosuch"), result.output
     assert "Traceback" not in result.output
+    assert not out.exists()  # refused before the folder is claimed: no worker ever started
+
+
+def test_a_failing_worker_is_one_line_naming_the_worker(isolated_env: Path) -> None:
+    """A worker's own one-line error (here: a model API it cannot make, a plan the parent would have
+    refused) reaches the parent as that line, naming the worker, and the other worker is stopped."""
+    from rescue_bench.engine.plan import plan_run
+    from rescue_bench.engine.pool import evaluate_plan
+
+    plan = plan_run(EvalSettings(model="nosuch/model", workers=2, out=str(isolated_env / "run"), limit=2, bertscore=False))
+    assert plan.workers.workers == 2
+    with pytest.raises(WorkerFailed) as failed:
+        evaluate_plan(plan, display="none")
+    line = str(failed.value)
+    assert "\n" not in line and line.startswith("ValueError: Model API nosuch") and "(worker " in line, line
 
 
 def test_bad_data_is_one_error_and_stops_the_workers(tmp_path: Path) -> None:
