@@ -77,7 +77,7 @@ from rescue_bench.engine.outputs import (
     write_jsonl,
     write_results,
 )
-from rescue_bench.engine.providers import check_providers, use_cache_dir
+from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import RunStart, RunStatus, finish_run, now, start_run
 from rescue_bench.engine.settings import AgentSettings, Evaluated, task_args
 from rescue_bench.errors import RunInterrupted
@@ -282,7 +282,6 @@ def run_agent(
         estimate = agent_estimate(settings, chosen, singles)
         if dry_run:
             return estimate
-        check_providers(settings)
         start = start_run(settings.out, AGENT_TASK, settings, overwrite=overwrite, estimate=estimate.record())
         # one bound on calls in flight over the chain, the single tasks and the judge
         channel = RunChannel[Any](max_calls=settings.max_connections)  # the chain's records and the single tasks' result records

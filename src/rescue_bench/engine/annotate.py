@@ -44,7 +44,6 @@ from rescue_bench.annotate.prompt import MEDIA_MODES, prompt_sha, reask_prompt
 from rescue_bench.annotate.windows import DEFAULT_WINDOW_CUES
 from rescue_bench.engine.dryrun import DryRun, draft_estimate
 from rescue_bench.engine.evaluate import log_usage, role_usage
-from rescue_bench.engine.providers import check_providers
 from rescue_bench.engine.runfolder import RunStatus, cause_of, finish_run, start_run
 from rescue_bench.engine.settings import DRAFTER_MAX_TOKENS, RunSettings, eval_args, generate_config
 from rescue_bench.errors import RescueError
@@ -380,7 +379,6 @@ def run_draft(settings: DraftSettings, *, display: str = "full", overwrite: bool
     if dry_run:
         return estimate
     files = [{"path": str(Path(settings.assets).resolve() / m.segment_id / MANIFEST), "sha256": manifest_sha256(m)} for m in every]
-    check_providers(settings)
     start = start_run(settings.run_path, "draft", settings, overwrite=overwrite, files=files, estimate=estimate.record())
     logs: list[Any] = []
     cancelled = False

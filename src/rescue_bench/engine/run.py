@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rescue_bench.engine.dryrun import DryRun, eval_estimate
 from rescue_bench.engine.outputs import write_outputs
-from rescue_bench.engine.providers import check_providers, use_cache_dir
+from rescue_bench.engine.providers import use_cache_dir
 from rescue_bench.engine.runfolder import start_run
 from rescue_bench.engine.settings import EvalSettings, RunInterrupted, WorkerPlan
 from rescue_bench.gcpolicy import fewer_gc_passes
@@ -70,7 +70,6 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
         use_cache_dir()
         # the data, the instances and the video mode's clips are checked before the folder is claimed
         plan = plan_run(settings)
-        check_providers(settings)
         start = start_run(settings.out, "eval", settings, overwrite=overwrite, estimate=eval_estimate(plan).record())
         try:
             evaluated = evaluate_plan(plan, display=display)

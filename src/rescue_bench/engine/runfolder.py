@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rescue_bench.engine.providers import check_providers
 from rescue_bench.engine.settings import RunSettings, limits
 from rescue_bench.errors import RescueError
 from rescue_bench.runinfo import (
@@ -272,11 +273,13 @@ def start_run(
     files: list[dict[str, str]] | None = None,
     estimate: Estimate | None = None,
 ) -> RunStart:
-    """Claim ``folder`` for this run (:func:`claim_folder`) and write its ``run.json`` (status
+    """Make the run's provider models (:func:`~rescue_bench.engine.providers.check_providers`), then
+    claim ``folder`` for this run (:func:`claim_folder`) and write its ``run.json`` (status
     ``running``, kind, identity, settings, data, the estimate of what it will send) before any call.
     ``files``: the data the run reads, each ``{"path", "sha256"}`` (default: ``settings.data``'s
     files, :func:`data_files`)."""
     out = Path(folder)
+    check_providers(settings)  # a missing API key or provider package: refused before the claim
     files = data_files(settings.data) if files is None else files
     identity = run_identity(kind, settings, files)
     previous = claim_folder(out, identity, overwrite=overwrite)

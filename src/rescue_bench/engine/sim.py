@@ -47,7 +47,7 @@ from rescue_bench.engine.evaluate import log_usage, role_usage, run_inspect, sam
 from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
 from rescue_bench.engine.outputs import intended_request, judge_intended, request_record
 from rescue_bench.engine.plan import limited
-from rescue_bench.engine.providers import SIMULATOR_ROLE, check_providers, get_provider_model, use_cache_dir
+from rescue_bench.engine.providers import SIMULATOR_ROLE, get_provider_model, use_cache_dir
 from rescue_bench.engine.runfolder import RunStart, RunStatus, cause_of, finish_run, start_run
 from rescue_bench.engine.settings import SimSettings, generate_config, simulator_config
 from rescue_bench.errors import RunInterrupted
@@ -326,7 +326,6 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
         estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model)
         if dry_run:
             return estimate
-        check_providers(settings)
         start = start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
         requests: dict[str, GenerateRequest] = {}
@@ -468,7 +467,6 @@ def run_fidelity(
         estimate = sim_estimate(settings, episodes, kind="sim_fidelity", agent_is_model=False)
         if dry_run:
             return estimate
-        check_providers(settings)
         start = start_run(settings.out, "sim_fidelity", settings, overwrite=overwrite, estimate=estimate.record())
         logs: list[Any] = []
         requests: dict[str, GenerateRequest] = {}
