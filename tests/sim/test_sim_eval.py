@@ -55,10 +55,19 @@ def test_bad_agent_and_simulator_are_one_line_errors(tmp_path):
     (tmp_path / "model.json").write_text('{"kind": "something else"}')
     for args in (["--model", "baseline/nobody"], ["--simulator", "baseline/attend"], ["--simulator", "nonsense"],
                  ["--sim-model", str(tmp_path / "missing.json")], ["--sim-model", str(tmp_path / "model.json")],
-                 ["--simulator", "scripted", "--sim-model", str(default_model_path())]):
-        result = _eval(tmp_path / "x", *args)
+                 ["--simulator", "scripted", "--sim-model", str(default_model_path())],
+                 ["--model", "baseline/oracle", "--simulator", "openai/gpt-4o"]):
+        result = _eval(tmp_path / "x", *args, env={"OPENAI_API_KEY": "test-key"})
         assert result.exit_code == 2, result.output
         assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+        assert not (tmp_path / "x").exists()  # refused before the folder is claimed
+
+
+def test_the_oracle_cannot_look_ahead_with_a_model_simulator_and_says_what_can(tmp_path):
+    result = _eval(tmp_path / "x", "--model", "baseline/oracle", "--simulator", "openai/gpt-4o", env={"OPENAI_API_KEY": "test-key"})
+    assert result.exit_code == 2 and "offline simulator" in result.output and "baseline/distressed" in result.output
+    assert _eval(tmp_path / "y", "--model", "baseline/distressed", "--simulator", "openai/gpt-4o", "--dry-run",
+                 env={"OPENAI_API_KEY": "test-key"}).exit_code == 0
 
 
 @pytest.mark.slow

@@ -71,7 +71,7 @@ def warn_failed_steps(counts: dict[str, int] | None, threshold: float) -> None:
 
 
 def check_agent(model: str) -> str:
-    """``--model``: a reference agent (baseline/silent, group, attend, oracle), a baseline chain, or a model."""
+    """``--model``: a reference agent (baseline/silent, group, attend, distressed, oracle), a baseline chain, or a model."""
     from rescue_bench.baselines import BASELINES
     from rescue_bench.labels import BASELINE_PREFIX, is_baseline
     from rescue_bench.sim import REFERENCE_AGENTS

@@ -181,7 +181,7 @@ class SimSettings(RunSettings):
 
     model: str = Field(
         default="baseline/attend",
-        description="The agent: baseline/silent|group|attend|oracle, baseline/<method> (the baseline chain), or an inspect_ai model.",
+        description="The agent: baseline/silent|group|attend|distressed|oracle, baseline/<method> (the baseline chain), or an inspect_ai model.",
     )
     simulator: str = Field(
         default=DEFAULT_SIMULATOR,

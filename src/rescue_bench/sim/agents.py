@@ -6,8 +6,17 @@
                      (:func:`observed_distress`: negative minus positive words of the lexicon in each
                      client's latest turn; ties: the latest speaker), with the scenario's most
                      frequent strategy. It never reads the hidden state.
-``baseline/oracle``  an upper reference that reads the hidden state: addresses the truly most
-                     distressed client with the strategy most often used under the hidden pattern.
+``baseline/distressed`` reads the hidden state: addresses the truly most distressed client with the
+                     strategy most often used under the hidden pattern (the rule a careful reader of
+                     the state might follow; the simulator decides whether it pays).
+``baseline/oracle``  an upper reference that reads the hidden state *and* the offline simulator's own
+                     step: of the moves the reference agents make (silence; each target it is
+                     offered with each strategy, in the reference words) it takes the one whose next
+                     state has the best reward (one step ahead; ties: silence, then the targets in
+                     order, the strategy most used under the hidden pattern first). It does not plan
+                     past the next step, so it is not the optimum, and nothing makes it beat the
+                     constant policies: whether it does is a check of the simulator and the headline.
+                     It needs an offline simulator (a model simulator has no step to look ahead with).
 ``baseline/<method>`` (majority, random, prior, supervised): the baseline chain of ``rescue agent
                      eval`` at the episode's real start point, replayed at every step (its methods
                      learn from annotated rows and cannot read simulated ones; an open-loop floor).
@@ -20,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import is_baseline, strategies
@@ -29,8 +38,12 @@ from rescue_bench.sim.state import HiddenState, most_distressed
 from rescue_bench.tasks.instance import RowView
 from rescue_bench.tasks.stp import strategy_type
 
-REFERENCE_AGENTS: tuple[str, ...] = ("silent", "group", "attend", "oracle")
+REFERENCE_AGENTS: tuple[str, ...] = ("silent", "group", "attend", "distressed", "oracle")
+LOOKAHEAD_AGENTS: tuple[str, ...] = ("oracle",)
+"""The reference agents that look ahead with an offline simulator's step."""
 FALLBACK_STRATEGY = "track"
+TIE = 1e-9
+"""Rewards closer than this are a tie (the oracle then takes the earlier move)."""
 ATTEND_TURN = "{name}, I can see how much this is weighing on you right now. Can you tell me what is happening for you?"
 GROUP_TURN = "Let's slow down for a moment; I want to hear from each of you about what is happening right now."
 
@@ -85,6 +98,15 @@ def observed_distress(transcript: Sequence[RowView], clients: Sequence[str]) -> 
     return max(latest, key=lambda c: latest[c]) if latest else None
 
 
+Move = tuple[str, str] | None
+"""A reference agent's move: ``(target, strategy)``, or ``None`` for silence."""
+
+
+def reference_turn(target: str, group: str) -> str:
+    """The reference agents' words to ``target``."""
+    return GROUP_TURN if target == group else ATTEND_TURN.format(name=target)
+
+
 def reference_answer(
     name: str,
     step: str,
@@ -96,29 +118,52 @@ def reference_answer(
     transcript: Sequence[RowView],
     hidden: HiddenState,
     prior: StrategyPrior,
+    targets: Sequence[str] = (),
+    ahead: Callable[[Move], float] | None = None,
 ) -> str:
-    """The raw answer of reference agent ``name`` to chain ``step`` (state mode ``none``)."""
+    """The raw answer of reference agent ``name`` to chain ``step`` (state mode ``none``).
+
+    ``targets``: the targets the agent is offered (default: the clients and the group); ``ahead``:
+    the reward of the state one step after a move, by the offline simulator's own step (needed by
+    :data:`LOOKAHEAD_AGENTS`)."""
+    move = reference_move(
+        name, clients=clients, group=group, scenario=scenario, sample_id=sample_id, transcript=transcript,
+        hidden=hidden, prior=prior, targets=targets, ahead=ahead,
+    )
     if step == "when":
-        return json.dumps({"answer": "no" if name == "silent" else "yes"})
-    target, strategy = _target_strategy(name, clients, group, scenario, sample_id, transcript, hidden, prior)
+        return json.dumps({"answer": "no" if move is None else "yes"})
+    if move is None:
+        raise ValueError(f"baseline/{name} stays silent here and answers no {step!r} step")
+    target, strategy = move
     if step == "whom_how":
         return json.dumps({"target": target, "strategy": strategy})
     if step == "turn":
-        return json.dumps({"turn": GROUP_TURN if target == group else ATTEND_TURN.format(name=target)})
+        return json.dumps({"turn": reference_turn(target, group)})
     raise ValueError(f"reference agents answer when, whom_how and turn, not {step!r}")
 
 
-def _target_strategy(
-    name: str, clients: Sequence[str], group: str, scenario: str, sample_id: str,
-    transcript: Sequence[RowView], hidden: HiddenState, prior: StrategyPrior,
-) -> tuple[str, str]:
+def reference_move(
+    name: str, *, clients: Sequence[str], group: str, scenario: str, sample_id: str, transcript: Sequence[RowView],
+    hidden: HiddenState, prior: StrategyPrior, targets: Sequence[str] = (), ahead: Callable[[Move], float] | None = None,
+) -> Move:
+    """The move of reference agent ``name`` (see the module doc)."""
+    if name == "silent":
+        return None
     if name == "group":
         return group, prior.most_frequent(scenario, sample_id)
     if name == "attend":
         return observed_distress(transcript, clients) or group, prior.most_frequent(scenario, sample_id)
+    fitting = prior.most_frequent(scenario, sample_id, hidden.pattern)
+    if name == "distressed":
+        return most_distressed(hidden, list(clients)) or group, fitting
     if name == "oracle":
-        top = most_distressed(hidden, list(clients))
-        return top or group, prior.most_frequent(scenario, sample_id, hidden.pattern)
+        if ahead is None:
+            raise ValueError("baseline/oracle looks one step ahead with an offline simulator's own step; a model simulator has none")
+        labels = [fitting, *(s for s in strategies(scenario) if s != fitting)]
+        moves: list[Move] = [None, *((t, s) for t in (targets or [*clients, group]) for s in labels)]
+        rewards = [ahead(m) for m in moves]
+        best = max(rewards)
+        return moves[next(i for i, r in enumerate(rewards) if r >= best - TIE)]
     raise ValueError(f"unknown reference agent {name!r}")
 
 

@@ -27,7 +27,7 @@ from typing import Any, TypedDict
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import strategies
-from rescue_bench.sim.agents import ATTEND_TURN, GROUP_TURN, StrategyPrior, _target_strategy
+from rescue_bench.sim.agents import ATTEND_TURN, GROUP_TURN, StrategyPrior, reference_move
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
 from rescue_bench.sim.objective import compare_runs
 from rescue_bench.sim.offline import OfflineSimulator, offline_simulator
@@ -54,7 +54,12 @@ class Variant:
         if step == "when":
             return json.dumps({"answer": "yes"})
         point = episode.live_point()
-        target, strategy = _target_strategy(self.rule, s.clients, s.group, s.scenario, s.sample_id, point.context, episode.state, prior)
+        move = reference_move(
+            self.rule, clients=s.clients, group=s.group, scenario=s.scenario, sample_id=s.sample_id, transcript=point.context,
+            hidden=episode.state, prior=prior,
+        )
+        assert move is not None  # attend and group always speak
+        target, strategy = move
         if self.other_label:
             labels = strategies(s.scenario)
             strategy = labels[(labels.index(strategy) + 1) % len(labels)]

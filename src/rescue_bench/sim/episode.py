@@ -47,7 +47,7 @@ from rescue_bench.agent.record import FLOOR_JUDGE, recipients_of
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import THERAPIST
 from rescue_bench.prompts.render import ChatMessage, Prompt
-from rescue_bench.sim.agents import StrategyPrior, agent_kind, reference_answer
+from rescue_bench.sim.agents import LOOKAHEAD_AGENTS, Move, StrategyPrior, agent_kind, reference_answer, reference_turn
 from rescue_bench.sim.cards import RoleCard, cards_json, initial_state, role_cards
 from rescue_bench.sim.fitted import FittedModel
 from rescue_bench.sim.hearing import Heard, hear
@@ -184,6 +184,11 @@ class Episode:
         self.kind, self.reference = agent_kind(agent)
         if self.kind == "reference" and prior is None:
             raise ValueError("reference agents need the run's strategy prior")
+        if self.reference in LOOKAHEAD_AGENTS and self.offline is None:
+            raise ValueError(
+                f"{agent} looks one step ahead with an offline simulator's own step and {simulator!r} is a model; "
+                "with a model simulator use baseline/distressed"
+            )
         self.prior = prior
         self.replay = replay or {}
         self.chain_state = "none" if self.kind == "reference" else self.options.state
@@ -290,6 +295,7 @@ class Episode:
             raw = reference_answer(
                 self.reference, step, clients=self.start.clients, group=self.start.group, scenario=self.start.scenario,
                 sample_id=self.start.sample_id, transcript=self._point.context, hidden=self.state, prior=self.prior,
+                targets=self._point.targets, ahead=self._ahead if self.offline is not None else None,
             )
             return raw, None
         replayed = self.replay.get(step)
@@ -308,13 +314,30 @@ class Episode:
         whom = act.get("whom") if intervened else None
         how = act.get("how") if intervened else None
         turn = pred("turn") if intervened else None
-        members = subgroup_members(whom, self.start.clients) if self.subgroups and whom else None
-        recipients = (members or [c for c in recipients_of(whom, self._point) if c in self.start.clients]) if intervened else []
+        recipients = self._recipients(whom) if intervened else []
         if intervened:
             self.transcript.append(
                 RowView(row_index=len(self.transcript) + 1, speaker=THERAPIST, target=[whom] if whom else [], text=turn or "")
             )
         return {"intervened": intervened, "whom": whom, "how": how, "turn": turn, "recipients": recipients}
+
+    def _recipients(self, whom: str | None) -> list[str]:
+        """The clients of a declared target ``whom`` at the current point."""
+        assert self._point is not None
+        members = subgroup_members(whom, self.start.clients) if self.subgroups and whom else None
+        return members or [c for c in recipients_of(whom, self._point) if c in self.start.clients]
+
+    def _ahead(self, move: Move) -> float:
+        """The reward of the state after ``move`` at this step, by the offline simulator's own step
+        (what :data:`rescue_bench.sim.agents.LOOKAHEAD_AGENTS` read)."""
+        assert self.offline is not None
+        clients = self.start.clients
+        action: AgentAction = {"intervened": False, "whom": None, "how": None, "turn": None, "recipients": []}
+        if move is not None:
+            whom, how = move
+            action = {"intervened": True, "whom": whom, "how": how, "turn": reference_turn(whom, self.start.group), "recipients": self._recipients(whom)}
+        after, _ = self.offline.step(self.state, hear(action, clients, self.offline.read), clients, self.start.scenario, len(self.history) + 1)
+        return reward(after, self.options.lam)
 
     def _offline_step(self) -> None:
         assert self.offline is not None and self._heard is not None

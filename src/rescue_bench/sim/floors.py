@@ -27,7 +27,7 @@ from functools import cache
 from typing import Any
 
 from rescue_bench.labels import strategies
-from rescue_bench.sim.agents import ATTEND_TURN, GROUP_TURN
+from rescue_bench.sim.agents import reference_turn
 from rescue_bench.sim.fitted import move_of
 from rescue_bench.sim.hearing import hear
 from rescue_bench.sim.offline import Fitted, OfflineSimulator
@@ -56,8 +56,7 @@ def policy_action(policy: str, t: int, clients: Sequence[str], group: str) -> Ag
     rule, strategy = policy.split("+", 1)
     whom = {"group": group, "first": clients[0], "last": clients[-1], "rotate": clients[(t - 1) % len(clients)]}[rule]
     recipients = list(clients) if whom == group else [whom]
-    turn = GROUP_TURN if whom == group else ATTEND_TURN.format(name=whom)
-    return {"intervened": True, "whom": whom, "how": strategy, "turn": turn, "recipients": recipients}
+    return {"intervened": True, "whom": whom, "how": strategy, "turn": reference_turn(whom, group), "recipients": recipients}
 
 
 def play(
