@@ -63,6 +63,17 @@ def test_bad_agent_and_simulator_are_one_line_errors(tmp_path):
         assert not (tmp_path / "x").exists()  # refused before the folder is claimed
 
 
+def test_a_run_with_little_to_win_says_so_and_one_with_room_does_not(tmp_path):
+    """One step ahead, the best constant policy is almost the optimum on the demo: a normalised score
+    there is a large multiple of a small difference of J, and the command warns."""
+    one = _eval(tmp_path / "one", "--model", "baseline/group", "--horizon", "1")
+    five = _eval(tmp_path / "five", "--model", "baseline/group")
+    assert one.exit_code == 0 and five.exit_code == 0, one.output + five.output
+    rooms = [json.loads((tmp_path / d / "summary.json").read_text())["sim"]["both"]["room"]["value"] for d in ("one", "five")]
+    assert rooms[0] < 0.10 <= rooms[1]
+    assert "little to win" in one.output and "little to win" not in five.output
+
+
 def test_the_oracle_cannot_look_ahead_with_a_model_simulator_and_says_what_can(tmp_path):
     result = _eval(tmp_path / "x", "--model", "baseline/oracle", "--simulator", "openai/gpt-4o", env={"OPENAI_API_KEY": "test-key"})
     assert result.exit_code == 2 and "offline simulator" in result.output and "baseline/distressed" in result.output

@@ -139,3 +139,14 @@ def test_one_step_ahead_the_oracle_takes_the_best_move_a_constant_policy_could(s
             assert record["metrics"]["J"] == pytest.approx(best), record["id"]
         else:
             assert record["metrics"]["J"] >= best - 1e-9, record["id"]
+
+
+def test_the_room_is_the_optimum_above_the_run_floor_over_the_optimum_above_the_worst():
+    from rescue_bench.sim.objective import METRICS, SMALL_ROOM, small_room_warning
+
+    room = next(m for m in METRICS if m.name == "room")
+    assert room.components({"metrics": {"run_floor_J": 1.0, "optimum_J": 2.0, "worst_J": -2.0}}) == [1.0, 4.0]
+    assert room.components({"metrics": {"run_floor_J": 1.0, "optimum_J": 2.0, "worst_J": None}}) == [0.0, 0.0]
+    assert room.components({"metrics": {"run_floor_J": None, "optimum_J": None, "worst_J": None}}) == [0.0, 0.0]
+    assert "2.3%" in small_room_warning(0.023, "run")
+    assert small_room_warning(SMALL_ROOM, "run") is None and small_room_warning(None, "run") is None

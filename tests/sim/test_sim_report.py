@@ -60,6 +60,16 @@ def test_report_shows_sim_runs_floors_ceiling_comparisons_checks_and_fidelity(tm
     assert report["runs"] == []  # no six-task rows for closed-loop runs
 
 
+def test_the_report_warns_when_a_run_leaves_little_to_win(tmp_path):
+    one = _sim(tmp_path, "baseline/group", "--horizon", "1")  # room 2.9% on the demo
+    five = _sim(tmp_path, "baseline/attend")  # room 12.1%: no warning
+    rep = tmp_path / "rep"
+    assert runner.invoke(app, ["report", str(one), str(five), "--out", str(rep), "--resamples", "50"]).exit_code == 0
+    sim = json.loads((rep / "report.json").read_text())["sim"]
+    assert [w.split(":")[0] for w in sim["warnings"] if "little to win" in w] == ["baseline/group"]
+    assert "room: the optimum above the run's floor" in (rep / "tables" / "sim_both.md").read_text()
+
+
 def test_intervals_need_three_clips_and_say_why(tmp_path):
     out = _sim(tmp_path, "baseline/attend", "--horizon", "2")
     rep = tmp_path / "rep"

@@ -118,6 +118,7 @@ def _cell(v: Interval, kind: str) -> str:
 
 def print_sim_summary(summary: SimSummary, title: str) -> None:
     from rescue_bench.sim import METRICS
+    from rescue_bench.sim.objective import small_room_warning
 
     per = summary.sim
     console.print(f"[bold]{escape(title)}[/bold]")
@@ -134,6 +135,8 @@ def print_sim_summary(summary: SimSummary, title: str) -> None:
         f"{both.floor_policy or 'none'}; 1 = the optimum); {both.interval}",
         highlight=False, markup=False,
     )
+    if warning := small_room_warning(both.metric("room").value, "warning"):
+        typer.echo(warning, err=True)
 
 
 @command(app, "eval")

@@ -39,6 +39,7 @@ from rescue_bench.report.runs import Run
 from rescue_bench.runinfo import FidelityRunInfo, SimRunInfo
 from rescue_bench.sim import METRICS, SIM_TASK, paired_comparison, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
+from rescue_bench.sim.objective import small_room_warning
 from rescue_bench.sim.record import EpisodeRecord
 from rescue_bench.summary import FidelityEntry, FidelitySummary, Interval, SimEntry, SimulatorCheck
 
@@ -184,6 +185,8 @@ def compute_sim(
             out.simulators.setdefault(model["sha256"], model)
         numbers = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         out.metrics[run.name] = {s: SimEntry.model_validate(e) for s, e in numbers.items()}
+        if warning := small_room_warning(out.metrics[run.name][POOLED].metric("room").value, run.name):
+            out.warnings.append(warning)
         out.trajectories[run.name] = RunTrajectories(
             mean_max_distress=_mean_curve(_episodes(run)), first=_trajectory(_episodes(run)[0]) if records else None
         )

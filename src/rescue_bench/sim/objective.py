@@ -104,6 +104,7 @@ def episode_metrics(record: EpisodeBody, *, gamma: float, lam: float) -> Episode
         "regret": optimum - J if J is not None and scored and ref and (optimum := ref.get("optimum")) is not None else None,
         "floor_J": ref["floor"] if scored and ref else None,
         "optimum_J": ref["optimum"] if scored and ref else None,
+        "worst_J": ref["worst"] if scored and ref else None,
         "gamma": gamma,
         "lambda": lam,
         "initial_max_distress": max_distress(initial),
@@ -200,6 +201,30 @@ def _gain(r: EpisodeRecord) -> list[float]:
     return [gain if abs(gain) > TIE else 0.0, room if room > TIE else 0.0]
 
 
+def _room(r: EpisodeRecord) -> list[float]:
+    """The optimum above the run's floor, over the optimum above the worst (only where all are known)."""
+    m = r["metrics"]
+    floor, optimum, worst = m.get("run_floor_J"), m.get("optimum_J"), m.get("worst_J")
+    if floor is None or optimum is None or worst is None:
+        return [0.0, 0.0]
+    return [max(optimum - floor, 0.0), optimum - worst]
+
+
+SMALL_ROOM = 0.10
+"""Below this share of what actions can change, the room a constant policy leaves is small and a
+normalised score is a large multiple of small differences of J: the command and the report say so."""
+
+
+def small_room_warning(room: float | None, where: str) -> str | None:
+    """The warning for a run whose ``room`` (the ``room`` metric) is under :data:`SMALL_ROOM`."""
+    if room is None or room >= SMALL_ROOM:
+        return None
+    return (
+        f"{where}: little to win: the run's best constant policy lies within {100 * room:.1f}% of the optimum, on the span of J "
+        "from the worst to the optimum; normalised scores are large multiples of small differences of J"
+    )
+
+
 def _combine(sums: np.ndarray) -> np.ndarray:
     num, den = sums[..., 0], sums[..., 1]
     out = np.full(np.broadcast(num, den).shape, math.nan)
@@ -231,6 +256,7 @@ METRICS: tuple[SimMetric, ...] = (
     SimMetric("floor_J", "score", _mean("floor_J"), "floor: J of each episode's best constant policy (hindsight)"),
     SimMetric("optimum_J", "score", _mean("optimum_J"), "ceiling: J of the optimum"),
     SimMetric("regret", "score", _mean("regret"), "regret: the optimum's J minus J", False),
+    SimMetric("room", "pct", _room, "room: the optimum above the run's floor, of the optimum above the worst"),
     SimMetric("final_max_distress", "distress", _mean("final_max_distress"), "final max distress", False),
     SimMetric("peak_max_distress", "distress", _mean("peak_max_distress"), "peak max distress", False),
     SimMetric("initial_max_distress", "distress", _mean("initial_max_distress"), "initial max distress (the start)", False),

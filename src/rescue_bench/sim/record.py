@@ -187,6 +187,7 @@ EpisodeMetrics = TypedDict(
         "regret": float | None,
         "floor_J": float | None,
         "optimum_J": float | None,
+        "worst_J": float | None,
         "gamma": float,
         "lambda": float,
         "initial_max_distress": float,
