@@ -65,14 +65,20 @@ CAUSE_LABELS: dict[str, str] = {
 """How the tables name each cause."""
 
 
-class RecordBase(TypedDict):
-    """The fields every result record has (:class:`rescue_bench.scoring.ResultRecord`)."""
+class Located(TypedDict):
+    """Where a results line sits: the fields a task's record, an agent chain's record and a
+    closed-loop episode's record all begin with."""
 
     id: str
     task: str
     sample_id: str
     scenario: str
     row: int
+
+
+class RecordBase(Located):
+    """The fields every result record has (:class:`rescue_bench.scoring.ResultRecord`)."""
+
     n_rows: int | None
     gold: Any
     candidates: list[str] | dict[str, list[str]]

@@ -38,6 +38,7 @@ from rescue_bench.agent.points import AGENT_TASK, DecisionPoint
 from rescue_bench.agent.prompts import turn_real_prompt, turn_strategy_prompt
 from rescue_bench.metrics import intensity_score
 from rescue_bench.prompts.render import Prompt, judge_prompt
+from rescue_bench.records import Located
 from rescue_bench.scoring import INVALID_BERTSCORE, INVALID_JUDGE_SCORE
 
 FLOOR_JUDGE = INVALID_JUDGE_SCORE
@@ -166,14 +167,9 @@ class JudgedChain(TypedDict, total=False):
     """The keys of the judge calls made (:func:`with_judges`)."""
 
 
-class AgentRecord(JudgedChain):
+class AgentRecord(JudgedChain, Located):
     """One chain record: a line of ``results/agent.jsonl`` (fields: the module doc)."""
 
-    id: str
-    task: str
-    sample_id: str
-    scenario: str
-    row: int
     n_rows: int
     state_mode: str
     branch: bool

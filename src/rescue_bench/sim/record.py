@@ -14,6 +14,7 @@ known at run time too (``__required_keys__``), which the tests compare with real
 from typing import NotRequired, TypedDict
 
 from rescue_bench.agent.chain import StepJson
+from rescue_bench.records import Located
 
 
 class AgentAction(TypedDict):
@@ -231,14 +232,9 @@ class Estimate(TypedDict):
     n: int
 
 
-class EpisodeBody(TypedDict):
+class EpisodeBody(Located):
     """An episode's record before its metrics (what :func:`rescue_bench.sim.objective.episode_metrics` reads)."""
 
-    id: str
-    task: str
-    sample_id: str
-    scenario: str
-    row: int
     n_rows: int
     start: EpisodeOrigin
     agent: str
