@@ -246,6 +246,45 @@ def test_a_missing_api_key_is_refused_before_the_folder_is_claimed(name: str, tm
     assert not (tmp_path / "new" / "run.json").exists()
 
 
+@pytest.mark.parametrize("name", ["eval", "sim"])
+def test_the_key_check_is_not_fooled_by_a_model_made_earlier_in_the_process(
+    name: str, tmp_path: Path, env, assets: Path, monkeypatch
+) -> None:
+    """inspect_ai keeps the models it made in a process: the same endpoint again (a Python session,
+    or a test server given the same port) must still find the key gone before the claim."""
+    out, command = tmp_path / "run", COMMANDS[name]
+    with FakeOpenAI(command.answers()) as server:
+        _assert_success(_run(name, out, assets, server.base_url), out, command.kind)
+        before = _snapshot(out)
+        monkeypatch.delenv("OPENAI_API_KEY")
+        result = _run(name, out, assets, server.base_url, None, "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert any("OPENAI_API_KEY" in line for line in _errors(result.output)), result.output
+    assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_error_after_the_claim_leaves_the_run_failed_with_its_cause_never_running(
+    name: str, tmp_path: Path, env, assets: Path, monkeypatch
+) -> None:
+    """Whatever goes wrong once the folder is claimed (here the key vanishes past a check that was
+    fooled) ends the run as failed, with the one line, and the same command resumes."""
+    import rescue_bench.engine.runfolder as runfolder
+
+    out, command = tmp_path / "run", COMMANDS[name]
+    monkeypatch.setattr(runfolder, "check_providers", lambda settings: None)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with FakeOpenAI(command.answers()) as server:
+        result = _run(name, out, assets, server.base_url)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    run = _run_json(out)
+    assert run["status"] == "failed" and "OPENAI_API_KEY" in run["failure"], run
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with FakeOpenAI(command.answers()) as server:
+        _assert_success(_run(name, out, assets, server.base_url), out, command.kind)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_command_sends_and_records_the_seed(name: str, tmp_path: Path, env, assets: Path) -> None:
     out, command = tmp_path / "run", COMMANDS[name]

@@ -282,38 +282,38 @@ def run_agent(
         estimate = agent_estimate(settings, chosen, singles)
         if dry_run:
             return estimate
-        start = start_run(settings.out, AGENT_TASK, settings, overwrite=overwrite, estimate=estimate.record())
-        # one bound on calls in flight over the chain, the single tasks and the judge
-        channel = RunChannel[Any](max_calls=settings.max_connections)  # the chain's records and the single tasks' result records
-        common = task_args(settings)
-        tasks = []
-        if chosen:
-            tasks.append(
-                agent_task(chosen, state=options.state, how_given_gold=options.how_given_gold, channel=channel, answers=answers, **common)
+        with start_run(settings.out, AGENT_TASK, settings, overwrite=overwrite, estimate=estimate.record()) as start:
+            # one bound on calls in flight over the chain, the single tasks and the judge
+            channel = RunChannel[Any](max_calls=settings.max_connections)  # the chain's records and the single tasks' result records
+            common = task_args(settings)
+            tasks = []
+            if chosen:
+                tasks.append(
+                    agent_task(chosen, state=options.state, how_given_gold=options.how_given_gold, channel=channel, answers=answers, **common)
+                )
+            for name, (pool, instances) in singles.items():
+                tasks.append(
+                    rescue_task(name, pool, evaluate=instances, mode=options.mode, context=options.context, channel=channel, **common)  # type: ignore[arg-type]
+                )
+            try:
+                logs = run_inspect(tasks, settings, display=display)
+            except KeyboardInterrupt as exc:  # outside inspect_ai's part: resumable all the same
+                raise RunInterrupted() from exc
+            collected = channel.records
+            errors = sample_errors(logs, {p.id for p in chosen if p.id not in collected})
+            records: list[AgentRecord] = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
+            single_instances = [i for _, items in singles.values() for i in items]
+            single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None, channel.errors)
+            unanswered = {r["id"]: r["error"] or "no answer" for r in [*records, *single_records] if r["id"] not in collected}
+            evaluated = Evaluated[Any](
+                [*records, *single_records], {}, [], unanswered=unanswered, logs=[str(log.location) for log in logs],
+                requests=dict(channel.requests), role_usage=role_usage(logs),
             )
-        for name, (pool, instances) in singles.items():
-            tasks.append(
-                rescue_task(name, pool, evaluate=instances, mode=options.mode, context=options.context, channel=channel, **common)  # type: ignore[arg-type]
+            drop_stale_logs(Path(settings.out), evaluated.logs)
+            outcome = run_status(evaluated.records, evaluated, absorbed=[e for _, e in channel.failures])
+            return write_agent_outputs(
+                start, records, single_records, logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
             )
-        try:
-            logs = run_inspect(tasks, settings, display=display)
-        except KeyboardInterrupt as exc:  # outside inspect_ai's part: resumable all the same
-            raise RunInterrupted() from exc
-        collected = channel.records
-        errors = sample_errors(logs, {p.id for p in chosen if p.id not in collected})
-        records: list[AgentRecord] = [collected.get(p.id) or _unscored_point(p, settings, errors.get(p.id)) for p in chosen]
-        single_instances = [i for _, items in singles.values() for i in items]
-        single_records = gather_records(single_instances, collected, logs, "default" if settings.judge else None, channel.errors)
-        unanswered = {r["id"]: r["error"] or "no answer" for r in [*records, *single_records] if r["id"] not in collected}
-        evaluated = Evaluated[Any](
-            [*records, *single_records], {}, [], unanswered=unanswered, logs=[str(log.location) for log in logs],
-            requests=dict(channel.requests), role_usage=role_usage(logs),
-        )
-        drop_stale_logs(Path(settings.out), evaluated.logs)
-        outcome = run_status(evaluated.records, evaluated, absorbed=[e for _, e in channel.failures])
-        return write_agent_outputs(
-            start, records, single_records, logs, clips=len(clips), points=chosen, outcome=outcome, evaluated=evaluated,
-        )
 
 
 def add_chain_bertscore(records: list[AgentRecord], backbone: str | None) -> tuple[list[AgentRecord], str | None]:

@@ -379,56 +379,56 @@ def run_draft(settings: DraftSettings, *, display: str = "full", overwrite: bool
     if dry_run:
         return estimate
     files = [{"path": str(Path(settings.assets).resolve() / m.segment_id / MANIFEST), "sha256": manifest_sha256(m)} for m in every]
-    start = start_run(settings.run_path, "draft", settings, overwrite=overwrite, files=files, estimate=estimate.record())
-    logs: list[Any] = []
-    cancelled = False
-    results: dict[str, DraftedSegment] = {}
-    errors: dict[str, str] = {}
-    if manifests:
-        results, errors, logs, cancelled = _draft_segments(manifests, jobs, settings, display)
-        drop_stale_logs(settings.run_path, [str(log.location) for log in logs])
-    new_lines: dict[str, str] = {}
-    for m in manifests:
-        result = results.get(m.segment_id)
-        if result is None:
-            report.failed.append((m.segment_id, errors.get(m.segment_id, "no draft (the run stopped before this segment)")))
-            if m.segment_id in existing.lines:
-                report.earlier.append(m.segment_id)
-            continue
-        new_lines[m.segment_id] = result.line
-        report.written.append(m.segment_id)
-        report.windows += result.windows
-        report.rows += result.rows
-        report.calls += result.calls
-        report.reasked += result.reasked
-        report.problems += result.problems
-        report.input_tokens += result.input_tokens
-        report.output_tokens += result.output_tokens
-    if new_lines:
-        merged = {**existing.lines, **new_lines}
-        with atomic_open(settings.out_path) as fh:
-            for sid in sorted(merged):
-                fh.write(merged[sid])
-    if cancelled:  # after keeping what was finished
-        raise KeyboardInterrupt
-    info = finish_run(
-        start,
-        draft_status(report),
-        DraftRunInfo,
-        judge=None,
-        assets=settings.assets,
-        drafts=str(settings.out_path),
-        media=settings.media,
-        segments=DraftSegments(
-            written=report.written, failed=dict(report.failed), kept=report.kept, reasons=report.reasons, earlier=report.earlier,
-        ),
-        calls=DraftCalls(calls=report.calls, reasked=report.reasked, windows=report.windows, rows=report.rows, problems=report.problems),
-        usage=log_usage(logs),
-        usage_by_role=role_usage(logs, main="drafter"),
-        log_statuses=[getattr(log, "status", None) for log in logs],
-    )
-    report.info = info
-    return report
+    with start_run(settings.run_path, "draft", settings, overwrite=overwrite, files=files, estimate=estimate.record()) as start:
+        logs: list[Any] = []
+        cancelled = False
+        results: dict[str, DraftedSegment] = {}
+        errors: dict[str, str] = {}
+        if manifests:
+            results, errors, logs, cancelled = _draft_segments(manifests, jobs, settings, display)
+            drop_stale_logs(settings.run_path, [str(log.location) for log in logs])
+        new_lines: dict[str, str] = {}
+        for m in manifests:
+            result = results.get(m.segment_id)
+            if result is None:
+                report.failed.append((m.segment_id, errors.get(m.segment_id, "no draft (the run stopped before this segment)")))
+                if m.segment_id in existing.lines:
+                    report.earlier.append(m.segment_id)
+                continue
+            new_lines[m.segment_id] = result.line
+            report.written.append(m.segment_id)
+            report.windows += result.windows
+            report.rows += result.rows
+            report.calls += result.calls
+            report.reasked += result.reasked
+            report.problems += result.problems
+            report.input_tokens += result.input_tokens
+            report.output_tokens += result.output_tokens
+        if new_lines:
+            merged = {**existing.lines, **new_lines}
+            with atomic_open(settings.out_path) as fh:
+                for sid in sorted(merged):
+                    fh.write(merged[sid])
+        if cancelled:  # after keeping what was finished
+            raise KeyboardInterrupt
+        info = finish_run(
+            start,
+            draft_status(report),
+            DraftRunInfo,
+            judge=None,
+            assets=settings.assets,
+            drafts=str(settings.out_path),
+            media=settings.media,
+            segments=DraftSegments(
+                written=report.written, failed=dict(report.failed), kept=report.kept, reasons=report.reasons, earlier=report.earlier,
+            ),
+            calls=DraftCalls(calls=report.calls, reasked=report.reasked, windows=report.windows, rows=report.rows, problems=report.problems),
+            usage=log_usage(logs),
+            usage_by_role=role_usage(logs, main="drafter"),
+            log_statuses=[getattr(log, "status", None) for log in logs],
+        )
+        report.info = info
+        return report
 
 
 def draft_status(report: DraftReport) -> RunStatus:

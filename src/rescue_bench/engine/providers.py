@@ -118,18 +118,19 @@ def check_providers(settings: RunSettings) -> None:
         if not name or is_baseline(name) or name in OFFLINE_SIMULATORS:
             continue
         try:
-            get_provider_model(name)
+            get_provider_model(name, memoize=False)  # a model made earlier in the process was made with a key that may be gone
         except Exception as exc:
             if is_prerequisite_error(exc):
                 raise ProviderSetupError(setup_error_line(exc)) from None
             raise
 
 
-def get_provider_model(name: str, config: GenerateConfig | None = None, role: str | None = None) -> Model:
+def get_provider_model(name: str, config: GenerateConfig | None = None, role: str | None = None, *, memoize: bool = True) -> Model:
     """The inspect_ai model ``name`` with the endpoint and API flavour above (the judge role, the
     simulator), made with ``config`` (what it is sent with every call unless a call says otherwise);
-    ``role``: the inspect_ai role its usage is recorded under."""
+    ``role``: the inspect_ai role its usage is recorded under; ``memoize``: inspect_ai's reuse of a
+    model made before with the same arguments (off to check that it can be made now)."""
     from inspect_ai.model import GenerateConfig, get_model
 
     name = route(name)
-    return get_model(name, config=config or GenerateConfig(), role=role, base_url=endpoint(name), **provider_args(name))
+    return get_model(name, config=config or GenerateConfig(), role=role, base_url=endpoint(name), memoize=memoize, **provider_args(name))

@@ -70,17 +70,17 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
         use_cache_dir()
         # the data, the instances and the video mode's clips are checked before the folder is claimed
         plan = plan_run(settings)
-        start = start_run(settings.out, "eval", settings, overwrite=overwrite, estimate=eval_estimate(plan).record())
-        try:
-            evaluated = evaluate_plan(plan, display=display)
-        except KeyboardInterrupt as exc:  # before or after inspect_ai's part: resumable all the same
-            raise RunInterrupted() from exc
-        write_missing(settings.out, plan.video)
-        drop_stale_logs(Path(settings.out), evaluated.logs)
-        return write_outputs(
-            start, evaluated, clips=plan.clips, workers=plan.workers.workers, choice=workers_choice(plan.workers),
-            video=plan.video.report() if plan.video else None,
-        )
+        with start_run(settings.out, "eval", settings, overwrite=overwrite, estimate=eval_estimate(plan).record()) as start:
+            try:
+                evaluated = evaluate_plan(plan, display=display)
+            except KeyboardInterrupt as exc:  # before or after inspect_ai's part: resumable all the same
+                raise RunInterrupted() from exc
+            write_missing(settings.out, plan.video)
+            drop_stale_logs(Path(settings.out), evaluated.logs)
+            return write_outputs(
+                start, evaluated, clips=plan.clips, workers=plan.workers.workers, choice=workers_choice(plan.workers),
+                video=plan.video.report() if plan.video else None,
+            )
 
 
 def workers_choice(plan: WorkerPlan) -> WorkersChoice:

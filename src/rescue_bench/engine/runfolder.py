@@ -8,7 +8,8 @@ fidelity``, ``rescue annotate draft``) goes the same way:
    of any kind, is refused unless ``--overwrite``, which clears what a run writes there) and writes
    ``run.json`` with status ``running``, the run's kind, identity (:func:`run_identity`) and
    settings, before the first call;
-3. it runs, then writes its outputs;
+3. it runs, then writes its outputs (any error on the way leaves ``run.json`` failed with its one
+   line; an interruption leaves it running, to resume);
 4. :func:`finish_run` writes ``run.json`` once, with the keys every kind shares assembled here
    (status ``success`` or ``failed``, counts, the one-line cause, identity, settings, data, git
    revision, versions, time) and the kind's own keys; a failed run raises :class:`RunFailed`
@@ -36,9 +37,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rescue_bench.engine.providers import check_providers
+from rescue_bench.engine.providers import check_providers, is_prerequisite_error, setup_error_line
 from rescue_bench.engine.settings import RunSettings, limits
-from rescue_bench.errors import RescueError
+from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.runinfo import (
     KINDS,
     RUN_JSON,
@@ -249,6 +250,27 @@ class RunStart:
     estimate: Estimate | None = None
     """What the run was estimated to send (``run.json``'s ``estimate``)."""
 
+    def __enter__(self) -> RunStart:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        """An error once the folder is claimed leaves ``run.json`` ``failed`` with the error's one
+        line, never ``running``. The run's own failure has written that already, and an interrupted
+        run stays ``running``: it is resumed, not failed."""
+        if not isinstance(exc, Exception) or isinstance(exc, (RunFailed, RunInterrupted)):
+            return
+        info = previous_run(self.folder)
+        if info is not None and info.status == "running":
+            info.model_copy(update={"status": "failed", "failure": error_line(exc)}).write(self.folder)
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line ``run.json`` and the command give for an error that ended a run."""
+    if is_prerequisite_error(exc):
+        return setup_error_line(exc)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
 
 def versions() -> dict[str, str]:
     """The versions a run records: rescue-bench, inspect_ai and Python."""
@@ -277,7 +299,8 @@ def start_run(
     claim ``folder`` for this run (:func:`claim_folder`) and write its ``run.json`` (status
     ``running``, kind, identity, settings, data, the estimate of what it will send) before any call.
     ``files``: the data the run reads, each ``{"path", "sha256"}`` (default: ``settings.data``'s
-    files, :func:`data_files`)."""
+    files, :func:`data_files`). Used as ``with start_run(...) as start:`` around the run, so that
+    an error before :func:`finish_run` leaves the run failed (:meth:`RunStart.__exit__`)."""
     out = Path(folder)
     check_providers(settings)  # a missing API key or provider package: refused before the claim
     files = data_files(settings.data) if files is None else files

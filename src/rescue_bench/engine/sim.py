@@ -326,21 +326,21 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
         estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model)
         if dry_run:
             return estimate
-        start = start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record())
-        logs: list[Any] = []
-        requests: dict[str, GenerateRequest] = {}
-        tally = CallTally()
-        offline = not agent_is_model and settings.simulator in OFFLINE_SIMULATORS and not settings.judge
-        if offline:
-            records = [e.typed_record() for e in episodes]
-        else:
-            # inspect_ai needs a model to run the task: the agent's, else whichever model the run has
-            stand_in = settings.simulator if settings.simulator not in OFFLINE_SIMULATORS else settings.judge
-            main = settings if agent_is_model else settings.model_copy(update={"model": stand_in})
-            records, logs, requests = _run_episodes(episodes, settings, main, display, tally)
-            drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
-        outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
-        return write_sim_outputs(start, records, logs, clips=len(clips), outcome=outcome, tally=tally, requests=requests)
+        with start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record()) as start:
+            logs: list[Any] = []
+            requests: dict[str, GenerateRequest] = {}
+            tally = CallTally()
+            offline = not agent_is_model and settings.simulator in OFFLINE_SIMULATORS and not settings.judge
+            if offline:
+                records = [e.typed_record() for e in episodes]
+            else:
+                # inspect_ai needs a model to run the task: the agent's, else whichever model the run has
+                stand_in = settings.simulator if settings.simulator not in OFFLINE_SIMULATORS else settings.judge
+                main = settings if agent_is_model else settings.model_copy(update={"model": stand_in})
+                records, logs, requests = _run_episodes(episodes, settings, main, display, tally)
+                drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
+            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
+            return write_sim_outputs(start, records, logs, clips=len(clips), outcome=outcome, tally=tally, requests=requests)
 
 
 def _fingerprint(text: str) -> str:
@@ -467,55 +467,55 @@ def run_fidelity(
         estimate = sim_estimate(settings, episodes, kind="sim_fidelity", agent_is_model=False)
         if dry_run:
             return estimate
-        start = start_run(settings.out, "sim_fidelity", settings, overwrite=overwrite, estimate=estimate.record())
-        logs: list[Any] = []
-        requests: dict[str, GenerateRequest] = {}
-        tally = CallTally()
-        if settings.simulator in OFFLINE_SIMULATORS:
-            done = [e.typed_record() for e in episodes]
-        else:
-            # the simulator's run binds no judge: the real therapist's replayed turns are not rated
-            main = settings.model_copy(update={"model": settings.simulator, "judge": None})
-            done, logs, requests = _run_episodes(episodes, main.model_copy(update={"model": REAL_THERAPIST}), main, display, tally)
-        records = [fidelity_record(start_, real, ep, sim_of(start_)) for (start_, _, real), ep in zip(cases, done)]
-        backbone = _fidelity_bertscore(records, settings) if settings.bertscore else None
-        judged = 0
-        if settings.judge:
-            judge_logs, judged, judge_requests = _fidelity_judge(records, [s for s, _, _ in cases], settings, display, tally)
-            logs += judge_logs
-            requests.update(judge_requests)
-        drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
-        outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
-        numbers: dict[str, object] = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
-        if sims is not None:
-            # the checks play whole episodes: the closed loop's defaults, in the run's cue mode
-            check_options = SimOptions(mode=settings.options.mode)
-            numbers["checks"] = simulator_checks(clips, settings.simulator, check_options, model=settings.sim_model, seed=settings.seed)
-        summary = FidelitySummary.model_validate(numbers)
-        _write_records(Path(settings.out), FIDELITY_TASK, records, summary, outcome.status == "failed")
-        before = start.previous
-        info = finish_run(
-            start,
-            outcome,
-            FidelityRunInfo,
-            model=settings.simulator,
-            simulator=settings.simulator,
-            simulator_request=request_record(
-                simulator_intended(settings), requests.get("simulator"),
-                before.simulator_request if isinstance(before, FidelityRunInfo) else None,
-            ) if settings.simulator not in OFFLINE_SIMULATORS else None,
-            judge_request=request_record(judge_intended(settings), requests.get("judge"), before.judge_request if before else None)
-            if settings.judge else None,
-            clips=len(clips),
-            points=len(records),
-            bertscore_backbone=backbone,
-            judge_prompt_sha=_fingerprint(fidelity_judge_texts()) if settings.judge else None,
-            calls=FidelityCalls(simulator_total=tally.answered["simulator"], judge=judged),
-            usage=log_usage(logs),
-            usage_by_role=role_usage(logs),
-            log_statuses=[getattr(log, "status", None) for log in logs],
-        )
-        return RunResult(summary, info)
+        with start_run(settings.out, "sim_fidelity", settings, overwrite=overwrite, estimate=estimate.record()) as start:
+            logs: list[Any] = []
+            requests: dict[str, GenerateRequest] = {}
+            tally = CallTally()
+            if settings.simulator in OFFLINE_SIMULATORS:
+                done = [e.typed_record() for e in episodes]
+            else:
+                # the simulator's run binds no judge: the real therapist's replayed turns are not rated
+                main = settings.model_copy(update={"model": settings.simulator, "judge": None})
+                done, logs, requests = _run_episodes(episodes, main.model_copy(update={"model": REAL_THERAPIST}), main, display, tally)
+            records = [fidelity_record(start_, real, ep, sim_of(start_)) for (start_, _, real), ep in zip(cases, done)]
+            backbone = _fidelity_bertscore(records, settings) if settings.bertscore else None
+            judged = 0
+            if settings.judge:
+                judge_logs, judged, judge_requests = _fidelity_judge(records, [s for s, _, _ in cases], settings, display, tally)
+                logs += judge_logs
+                requests.update(judge_requests)
+            drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
+            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
+            numbers: dict[str, object] = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
+            if sims is not None:
+                # the checks play whole episodes: the closed loop's defaults, in the run's cue mode
+                check_options = SimOptions(mode=settings.options.mode)
+                numbers["checks"] = simulator_checks(clips, settings.simulator, check_options, model=settings.sim_model, seed=settings.seed)
+            summary = FidelitySummary.model_validate(numbers)
+            _write_records(Path(settings.out), FIDELITY_TASK, records, summary, outcome.status == "failed")
+            before = start.previous
+            info = finish_run(
+                start,
+                outcome,
+                FidelityRunInfo,
+                model=settings.simulator,
+                simulator=settings.simulator,
+                simulator_request=request_record(
+                    simulator_intended(settings), requests.get("simulator"),
+                    before.simulator_request if isinstance(before, FidelityRunInfo) else None,
+                ) if settings.simulator not in OFFLINE_SIMULATORS else None,
+                judge_request=request_record(judge_intended(settings), requests.get("judge"), before.judge_request if before else None)
+                if settings.judge else None,
+                clips=len(clips),
+                points=len(records),
+                bertscore_backbone=backbone,
+                judge_prompt_sha=_fingerprint(fidelity_judge_texts()) if settings.judge else None,
+                calls=FidelityCalls(simulator_total=tally.answered["simulator"], judge=judged),
+                usage=log_usage(logs),
+                usage_by_role=role_usage(logs),
+                log_statuses=[getattr(log, "status", None) for log in logs],
+            )
+            return RunResult(summary, info)
 
 
 def _fidelity_bertscore(records: list[FidelityRecord], settings: SimSettings) -> str | None:
