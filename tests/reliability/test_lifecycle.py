@@ -280,6 +280,7 @@ def test_an_error_after_the_claim_leaves_the_run_failed_with_its_cause_never_run
     assert "Traceback" not in result.output
     run = _run_json(out)
     assert run["status"] == "failed" and "OPENAI_API_KEY" in run["failure"], run
+    assert _errors(result.output) == [f"error: {run['failure']}"]  # the command and run.json say the same line
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with FakeOpenAI(command.answers()) as server:
         _assert_success(_run(name, out, assets, server.base_url), out, command.kind)

@@ -452,7 +452,7 @@ def _draft_segments(
     from inspect_ai.dataset import MemoryDataset, Sample
 
     import rescue_bench.engine.video_api  # noqa: F401  (registers openai-video/)
-    from rescue_bench.engine.providers import endpoint, provider_args, route
+    from rescue_bench.engine.providers import endpoint, provider_args, provider_setup, route
 
     channel = DraftChannel(jobs, settings.max_connections)
     samples = [
@@ -466,19 +466,20 @@ def _draft_segments(
         name="rescue_annotate_draft",
         metadata={"media": settings.media, "window_cues": settings.window_cues},
     )
-    logs = inspect_eval(
-        task,
-        model=route(settings.model),  # an OpenAI-compatible server gets a system role and the temperature
-        model_base_url=endpoint(route(settings.model)),
-        model_args=provider_args(route(settings.model)),
-        log_dir=str(settings.run_path / "logs"),
-        display=display,  # type: ignore[arg-type]
-        fail_on_error=False,
-        score=False,
-        log_level="error",
-        log_realtime=False,
-        **eval_args(settings),
-    )
+    with provider_setup():  # a missing API key, a missing package: one line
+        logs = inspect_eval(
+            task,
+            model=route(settings.model),  # an OpenAI-compatible server gets a system role and the temperature
+            model_base_url=endpoint(route(settings.model)),
+            model_args=provider_args(route(settings.model)),
+            log_dir=str(settings.run_path / "logs"),
+            display=display,  # type: ignore[arg-type]
+            fail_on_error=False,
+            score=False,
+            log_level="error",
+            log_realtime=False,
+            **eval_args(settings),
+        )
     errors: dict[str, str] = {}
     cancelled = False
     for log in logs:

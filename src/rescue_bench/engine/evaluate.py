@@ -179,44 +179,39 @@ def run_inspect(tasks: Sequence[Any], settings: RunSettings, *, display: str) ->
 
     from rescue_bench.engine.providers import (
         GRADER,
-        ProviderSetupError,
         endpoint,
         get_provider_model,
-        is_prerequisite_error,
         provider_args,
+        provider_setup,
         route,
-        setup_error_line,
     )
     from rescue_bench.labels import is_baseline
 
     model = route(settings.model)
     gen_args = eval_args(settings, tasks=len(tasks))
-    try:
-        if settings.judge:
-            gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge, judge_config(settings))}
-        logs = inspect_eval(
-            list(tasks),
-            model=model,
-            model_base_url=endpoint(model),
-            model_args={"seed": settings.seed} if is_baseline(model) else provider_args(model),
-            log_dir=str(Path(settings.out) / "logs"),
-            display=display,  # type: ignore[arg-type]
-            fail_on_error=False,
-            score_display=False,
-            log_level="error",
-            log_realtime=False,
-            log_buffer=100,
-            # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
-            # app built before the first call; off unless asked for with inspect_ai's own variable
-            ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,
-            **gen_args,
-        )
-    except KeyboardInterrupt as exc:
-        raise RunInterrupted() from exc
-    except Exception as exc:
-        if is_prerequisite_error(exc):  # inspect_ai's provider set-up: a missing API key, a missing package
-            raise ProviderSetupError(setup_error_line(exc)) from None
-        raise
+    with provider_setup():  # a missing API key, a missing package: one line
+        try:
+            if settings.judge:
+                gen_args["model_roles"] = {GRADER: get_provider_model(settings.judge, judge_config(settings))}
+            logs = inspect_eval(
+                list(tasks),
+                model=model,
+                model_base_url=endpoint(model),
+                model_args={"seed": settings.seed} if is_baseline(model) else provider_args(model),
+                log_dir=str(Path(settings.out) / "logs"),
+                display=display,  # type: ignore[arg-type]
+                fail_on_error=False,
+                score_display=False,
+                log_level="error",
+                log_realtime=False,
+                log_buffer=100,
+                # inspect_ai's control channel (``inspect ctl``: live requeue/cancel of samples) is a web
+                # app built before the first call; off unless asked for with inspect_ai's own variable
+                ctl_server=None if os.environ.get("INSPECT_EVAL_CTL_SERVER") else False,
+                **gen_args,
+            )
+        except KeyboardInterrupt as exc:
+            raise RunInterrupted() from exc
     # after Ctrl-C inspect_ai returns normally, with the logs of the tasks that finished only
     if len(logs) < len(tasks) or any(getattr(log, "status", "success") == "cancelled" for log in logs):
         raise RunInterrupted()

@@ -7,6 +7,8 @@ inspect_ai is loaded.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +108,18 @@ def is_prerequisite_error(exc: BaseException) -> bool:
     return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
 
 
+@contextmanager
+def provider_setup() -> Iterator[None]:
+    """Around whatever makes inspect_ai models (a check, an eval): its provider set-up error (a
+    missing API key, a missing package) becomes a :class:`ProviderSetupError` with one plain line."""
+    try:
+        yield
+    except Exception as exc:
+        if is_prerequisite_error(exc):
+            raise ProviderSetupError(setup_error_line(exc)) from None
+        raise
+
+
 def check_providers(settings: RunSettings) -> None:
     """Make every provider model a run will call (its ``model``, ``judge`` and ``simulator``; never a
     baseline or an offline simulator) before the run claims its folder, so a missing API key or
@@ -117,12 +131,8 @@ def check_providers(settings: RunSettings) -> None:
     for name in names:
         if not name or is_baseline(name) or name in OFFLINE_SIMULATORS:
             continue
-        try:
+        with provider_setup():
             get_provider_model(name, memoize=False)  # a model made earlier in the process was made with a key that may be gone
-        except Exception as exc:
-            if is_prerequisite_error(exc):
-                raise ProviderSetupError(setup_error_line(exc)) from None
-            raise
 
 
 def get_provider_model(name: str, config: GenerateConfig | None = None, role: str | None = None, *, memoize: bool = True) -> Model:

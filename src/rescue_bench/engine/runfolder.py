@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rescue_bench.engine.providers import check_providers, is_prerequisite_error, setup_error_line
+from rescue_bench.engine.providers import check_providers
 from rescue_bench.engine.settings import RunSettings, limits
 from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.runinfo import (
@@ -265,11 +265,12 @@ class RunStart:
 
 
 def error_line(exc: BaseException) -> str:
-    """The one line ``run.json`` and the command give for an error that ended a run."""
-    if is_prerequisite_error(exc):
-        return setup_error_line(exc)
+    """The one line ``run.json`` gives for an error that ended a run, as the command prints it: a
+    project error's own line, else its type and first line."""
+    if isinstance(exc, RescueError):
+        return str(exc)
     first = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return f"{type(exc).__name__}: {first}"
 
 
 def versions() -> dict[str, str]:
