@@ -21,7 +21,7 @@ the file's top-level keys.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -116,6 +116,32 @@ class AgentSummary(Ordered):
     agent: dict[str, AgentEntry]
 
 
+class OrderHolds(BaseModel):
+    """How often one mean J lies above another over the variants of a simulator's assumptions, and
+    whether one lies above the other in every variant (:mod:`rescue_bench.sim.sensitivity`)."""
+
+    above: int
+    variants: int
+    holds: bool
+
+
+class VariantRow(BaseModel):
+    """One variant of a scenario's sensitivity: the agent's mean J, and the best constant policy's."""
+
+    variant: str
+    J: float | None
+    floor_J: float | None
+    floor_policy: str | None
+
+
+class Sensitivity(BaseModel):
+    """A scenario's sensitivity: the agent against the run's best constant policy in every variant of
+    the simulator's assumptions, and whether that order holds."""
+
+    variants: list[VariantRow]
+    above_floor: OrderHolds | None
+
+
 class SimEntry(Ordered):
     """One scenario of a closed-loop summary: its episodes and each metric with its interval."""
 
@@ -124,6 +150,8 @@ class SimEntry(Ordered):
     clips: int | None = None
     floor_policy: str | None = None
     interval: str | None = None
+    sensitivity: Sensitivity | None = None
+    """Under a ``fitted`` simulator: how the agent's place against its floor moves with the assumptions."""
 
     def metric(self, name: str) -> Interval:
         return (self.__pydantic_extra__ or {}).get(name) or Interval()
@@ -148,13 +176,34 @@ class SimulatorCheck(Ordered):
     why: str = ""
 
 
+class FloorCheck(BaseModel):
+    """The simulator against its best floor on one fidelity measure, out of sample: the difference,
+    oriented so that positive is better, with its 95% interval (paired over decision points,
+    resampling clips; none from fewer than 3 clips) and the verdict."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    measure: str
+    label: str
+    simulator: float | None
+    floor: str
+    floor_value: float | None
+    difference: float | None
+    ci: tuple[float, float] | None
+    points: int
+    clips: int
+    verdict: Literal["better", "no different", "worse", "no interval", "not measured"]
+
+
 class FidelityEntry(Ordered):
-    """One scenario of a fidelity summary: its points, each measure with its interval, the floors it does not beat."""
+    """One scenario of a fidelity summary: its points, each measure with its interval, the floors it
+    does not beat, and the simulator against its best floors (``validation``)."""
 
     __pydantic_extra__: dict[str, Interval] = Field(init=False)
     points: int = 0
     clips: int | None = None
     beaten_by: dict[str, list[str]] = Field(default_factory=dict)
+    validation: list[FloorCheck] = Field(default_factory=list)
 
     def metric(self, name: str) -> Interval:
         return (self.__pydantic_extra__ or {}).get(name) or Interval()

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from rescue_bench.cli import app
 from rescue_bench.sim import summarize
 from rescue_bench.sim.fitted import default_model_path, load_model
+from rescue_bench.summary import SimSummary, summary_json
 from rescue_bench.testing import FakeOpenAI
 from rescue_bench.testing.agent import step_of
 from tests.factories import write_lines
@@ -46,7 +47,10 @@ def test_outputs_and_run_json(tmp_path):
         assert all(s["action"]["whom"] == r["group"] and s["action"]["recipients"] == r["clients"] for s in r["steps"])
         assert set(r["steps"][0]["state"]["emotions"]) == set(r["clients"])
     summary = json.loads((out / "summary.json").read_text())
-    assert summary == json.loads(json.dumps({"sim": summarize(records)}))
+    assert summary == json.loads(json.dumps(summary_json(SimSummary(sim=summarize(records)))))
+    sensitivity = summary["sim"]["both"]["sensitivity"]
+    assert sensitivity["variants"][0]["variant"] == "as fitted" and sensitivity["above_floor"]["variants"] == len(sensitivity["variants"])
+    assert "sensitivity (both):" in result.output
     assert summary["sim"]["both"]["intervention_rate"]["value"] == 1.0
     assert summary["sim"]["both"]["turn_judge"] == {"value": None, "ci_low": None, "ci_high": None, "n": 0}  # no --judge
 
@@ -63,15 +67,19 @@ def test_bad_agent_and_simulator_are_one_line_errors(tmp_path):
         assert not (tmp_path / "x").exists()  # refused before the folder is claimed
 
 
-def test_a_run_with_little_to_win_says_so_and_one_with_room_does_not(tmp_path):
-    """One step ahead, the best constant policy is almost the optimum on the demo: a normalised score
-    there is a large multiple of a small difference of J, and the command warns."""
-    one = _eval(tmp_path / "one", "--model", "baseline/group", "--horizon", "1")
-    five = _eval(tmp_path / "five", "--model", "baseline/group")
-    assert one.exit_code == 0 and five.exit_code == 0, one.output + five.output
-    rooms = [json.loads((tmp_path / d / "summary.json").read_text())["sim"]["both"]["room"]["value"] for d in ("one", "five")]
-    assert rooms[0] < 0.10 <= rooms[1]
-    assert "little to win" in one.output and "little to win" not in five.output
+def test_a_run_with_little_to_win_says_so_per_scenario_and_one_with_room_does_not(tmp_path):
+    """On the default simulator addressing everyone warmly is the optimum in both scenarios: a
+    normalised score there means nothing, and the command says so for each scenario (the pooled
+    number alone would hide a scenario with no room). The scripted rules leave room: no warning."""
+    none = _eval(tmp_path / "none", "--model", "baseline/group")
+    room = _eval(tmp_path / "room", "--model", "baseline/group", "--simulator", "scripted")
+    assert none.exit_code == 0 and room.exit_code == 0, none.output + room.output
+    rooms = {d: json.loads((tmp_path / d / "summary.json").read_text())["sim"] for d in ("none", "room")}
+    assert all(rooms["none"][s]["room"]["value"] < 0.10 for s in ("couple", "family", "both"))
+    assert all(rooms["room"][s]["room"]["value"] >= 0.10 for s in ("couple", "family", "both"))
+    for s in ("couple", "family", "both"):
+        assert f"warning ({s}): little to win" in none.output
+    assert "little to win" not in room.output
 
 
 def test_the_oracle_cannot_look_ahead_with_a_model_simulator_and_says_what_can(tmp_path):
@@ -139,8 +147,16 @@ def test_a_simulator_that_never_answers_usably_gives_no_state_and_counts(isolate
     out = isolated_env / "run"
     loop = LoopAnswers(broken_simulator=True)
     with FakeOpenAI(loop) as server:
-        result = _eval(out, "--model", "baseline/silent", "--simulator", "openai/fake-sim", "--data", str(data), "--horizon", "2",
-                       env={"OPENAI_BASE_URL": server.base_url})
+        args = ["--model", "baseline/silent", "--simulator", "openai/fake-sim", "--data", str(data), "--horizon", "2"]
+        result = _eval(out, *args, env={"OPENAI_BASE_URL": server.base_url})
+        # no usable answer is a failure, never a success with every episode excluded
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "the simulator gave no usable answer: 4 of 4 steps" in result.output and "2 of 2 episodes" in result.output
+        run = json.loads((out / "run.json").read_text())
+        assert run["status"] == "failed" and run["counts"]["unusable_steps"] == 4 and run["counts"]["excluded_episodes"] == 2
+        assert not (out / "summary.json").exists()
+        # the user's own threshold lets the same run finish, its numbers empty
+        result = _eval(out, *args, "--max-failed-share", "1", env={"OPENAI_BASE_URL": server.base_url})
         assert result.exit_code == 0, result.output
     for r in _records(out):
         assert not r["valid"] and "simulator" in r["error"]

@@ -145,12 +145,13 @@ def test_a_simulator_that_never_answers_is_not_scored_as_the_state_it_started_fr
 
 def test_a_fitted_model_is_measured_on_clips_it_was_not_fitted_on(tmp_path):
     from rescue_bench.data.load import load_clips
-    from rescue_bench.sim.fidelity import simulators_for
     from rescue_bench.sim.fitted import default_model_path
+    from rescue_bench.sim.fitting import simulators_for
+    from rescue_bench.sim.units import group_of
 
     clips = load_clips(None)
     sims = simulators_for(clips, "fitted", str(default_model_path()))
-    assert {sid: s.describe()["refitted_without"] for sid, s in sims.items()} == {c.sample_id: c.sample_id for c in clips}
+    assert {sid: s.describe()["refitted_without"] for sid, s in sims.items()} == {c.sample_id: group_of(c) for c in clips}
     assert sims[clips[0].sample_id].model.source.clips == [c.sample_id for c in clips]  # fitted on all, refitted without one
     # a few of the model's clips in other data cannot be refitted without them: refused, not measured in-sample
     changed = [clips[0].model_copy(update={"rows": clips[0].rows[:-1]}), *clips[1:3]]
@@ -158,42 +159,19 @@ def test_a_fitted_model_is_measured_on_clips_it_was_not_fitted_on(tmp_path):
         simulators_for(changed, "fitted", str(default_model_path()))
 
 
-def test_after_silence_the_client_who_usually_follows_the_last_speaker_speaks():
-    from rescue_bench.sim.scripted import Action, next_speaker
-    from rescue_bench.sim.state import ClientState, HiddenState
+def test_clips_of_one_couple_are_left_out_together_so_a_fit_never_sees_the_session_it_is_checked_on(real_data):
+    """Six of the eight shared real clips are one couple: leaving out one clip would leave five of
+    the same couple in the fit. The whole couple is left out."""
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.sim.fitting import fit, fold_function
+    from rescue_bench.sim.units import group_of
 
-    clients = ["A", "B", "C"]
-    calm = ClientState(emotion="x", valence="neutral", intensity=1)
-    state = HiddenState(emotions=dict.fromkeys(clients, calm), stances={}, pattern="mixed_transition")
-    real = ["A", "C", "Therapist", "A", "C", "B", "A", "B"]  # after A: C twice, B once (A->C after a therapist row too)
-    # C spoke less recently than B, A most recently: least recent (alternation) would pick C as well, so
-    # make B the least recent by the live transcript and check the habit wins
-    spoken = [*real, "C", "A"]
-    assert next_speaker(state, Action(), "A", True, clients, spoken, real=real) == "C"
-    assert next_speaker(state, Action(), None, False, clients, ["B", "C", "A"], real=["B", "C", "A"]) == "B"  # A never followed: least recent
-
-
-def test_a_model_simulator_that_passes_the_floor_scores_the_judge_floor(isolated_env):
-    """With a model simulator the judge runs after it; a step without a client turn scores 1, flagged."""
-    data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
-    out = isolated_env / "fid"
-    loop = LoopAnswers()
-
-    def respond(messages):
-        if LoopAnswers.is_simulator(messages):
-            status, text = loop(messages)
-            if "{" not in text:
-                return status, text
-            answer = json.loads(text.strip("`json\n"))
-            return 200, json.dumps(dict(answer, speaker=None, turn=None))
-        return 200, json.dumps({"score": 5})
-
-    with FakeOpenAI(respond) as server:
-        result = runner.invoke(app, ["sim", "fidelity", "--simulator", "openai/fake-sim", "--judge", "openai/fake-judge", "--data", str(data),
-                                     "--out", str(out), "--display", "none", "--no-bertscore"], env={"OPENAI_BASE_URL": server.base_url})
-        assert result.exit_code == 0, result.output
-    records = _records(out)
-    assert records and all(r["valid"] and r["prediction"]["speaker"] is None for r in records)
-    assert all(r["judge_plausibility"] == 1 and r["judge_flagged"] == ["judge_plausibility"] and r["judge_plausibility_real"] == 5 for r in records)
-    run = json.loads((out / "run.json").read_text())
-    assert run["calls"]["judge"] == len(records)  # only the real turns were sent
+    clips = load_clips(sorted(str(p) for p in real_data.glob("*.jsonl")))
+    couple = [c for c in clips if c.scenario == "couple"]
+    assert len(couple) >= 2 and len({group_of(c) for c in couple}) == 1
+    assert {fold_function(clips)(c) for c in couple} == {group_of(couple[0])}
+    fitted = fit(clips, "real", validate=False)
+    ids = {c.sample_id for c in couple}
+    others = [u for u in fitted.units.changes if u.sample_id not in ids]
+    without = fitted.folds[group_of(couple[0])].intensity.cv
+    assert without is not None and without.units == len(others) < len(fitted.units.changes)

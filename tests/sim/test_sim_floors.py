@@ -77,15 +77,18 @@ def test_no_constant_policy_scores_above_the_floor_of_the_headline_and_unchangea
     for policy in ("group+join", "first+track", "silent", "rotate+enact"):
         records = [_as_agent(s, policy) for s in starts if policy == "silent" or policy.split("+")[1] in s.strategies]
         for scenario, entry in summarize(records, n_resamples=50).items():
-            if entry["normalised"]["value"] is not None:
-                assert entry["normalised"]["value"] <= 1e-9, (policy, scenario)
-    records = [_as_agent(s, "group+join") for s in starts]
+            if entry.metric("normalised").value is not None:
+                assert entry.metric("normalised").value <= 1e-9, (policy, scenario)
+    # the scripted rules leave some starts no action can change (every client calm, the pattern settled);
+    # the fitted simulator's expected states always move a little
+    records = [_as_agent(s, "group+join", "scripted") for s in starts]
     frozen = [r for r in records if r["reference"]["changeable"] is False]
-    assert frozen  # the demo has starts no action can change (every client calm, the pattern settled)
+    assert frozen
     assert all(r["metrics"]["scored"] is False and r["metrics"]["regret"] is None for r in frozen)
     both = summarize(records, n_resamples=50)["both"]
     scored = [r for r in records if r["metrics"]["scored"]]
-    assert both["J"]["n"] == len(scored) and both["unchangeable_rate"]["value"] == len(frozen) / len(records)
+    known = [r for r in records if r["reference"]["changeable"] is not None]  # a family beyond the search's budget has no optimum
+    assert both.metric("J").n == len(scored) and both.metric("unchangeable_rate").value == len(frozen) / len(known)
 
 
 def test_every_constant_policy_is_named_by_rule_and_strategy():
@@ -116,15 +119,24 @@ def _reference_run(agent: str, data=None, simulator: str = "fitted", options: Si
 
 
 @pytest.mark.parametrize("data", ["demo", "real"])
-def test_no_constant_policy_reaches_the_oracles_headline(data, request):
-    """The headline's own check: a policy that reads the state and the simulator's next step beats
-    the best constant policy in every scenario; a constant policy run as a reference agent does not."""
+def test_where_a_constant_policy_is_the_optimum_the_headline_is_empty_and_elsewhere_the_oracle_beats_every_one(data, request):
+    """The headline's own check. Under the default simulator, saying warm words to everyone at every
+    step is the optimum (as these sessions read): the room is 0 and the normalised score is empty,
+    never a number made of rounding. Under the scripted rules, where there is room, the oracle (which
+    reads the state and the rules' next step) beats the best constant policy in every scenario; a
+    constant policy run as a reference agent does not."""
     path = None if data == "demo" else request.getfixturevalue("real_data")
-    oracle = summarize(_reference_run("baseline/oracle", path), n_resamples=20)
-    group = summarize(_reference_run("baseline/group", path), n_resamples=20)
+    fitted = summarize(_reference_run("baseline/oracle", path), n_resamples=20)
+    for scenario, entry in fitted.items():
+        assert entry.metric("room").value == pytest.approx(0.0, abs=1e-9), (data, scenario)
+        assert entry.metric("normalised").value is None and entry.metric("J").value is not None
+    oracle = summarize(_reference_run("baseline/oracle", path, simulator="scripted"), n_resamples=20)
+    group = summarize(_reference_run("baseline/group", path, simulator="scripted"), n_resamples=20)
     for scenario, entry in oracle.items():
-        assert entry["normalised"]["value"] > 0.1, (data, scenario, entry["normalised"])
-        assert group[scenario]["normalised"]["value"] <= 1e-9, (data, scenario)  # the negative control
+        if entry.metric("normalised").value is None:  # the four-client family is beyond the scripted search's budget
+            continue
+        assert entry.metric("normalised").value > 0.1, (data, scenario, entry.metric("normalised"))
+        assert group[scenario].metric("normalised").value <= 1e-9, (data, scenario)  # the negative control
 
 
 @pytest.mark.parametrize("simulator", ["fitted", "scripted"])

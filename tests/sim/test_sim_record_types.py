@@ -18,8 +18,8 @@ from rescue_bench.sim.fidelity import (
     fidelity_cases,
     fidelity_episode,
     fidelity_record,
-    simulators_for,
 )
+from rescue_bench.sim.fitting import simulators_for
 from rescue_bench.sim.objective import compare_runs
 from rescue_bench.sim.record import (
     AgentAction,

@@ -135,8 +135,26 @@ def print_sim_summary(summary: SimSummary, title: str) -> None:
         f"{both.floor_policy or 'none'}; 1 = the optimum); {both.interval}",
         highlight=False, markup=False,
     )
-    if warning := small_room_warning(both.metric("room").value, "warning"):
-        typer.echo(warning, err=True)
+    for s in SUMMARY_SCENARIOS:
+        if per[s].episodes and (warning := small_room_warning(per[s].metric("room").value, f"warning ({s})")):
+            typer.echo(warning, err=True)
+    print_sensitivity(summary)
+
+
+def print_sensitivity(summary: SimSummary) -> None:
+    """Whether the agent stays above (or below) the run's best constant policy when the simulator's
+    assumptions move (:mod:`rescue_bench.sim.sensitivity`), per scenario, one line each."""
+    for s in SUMMARY_SCENARIOS:
+        sens = summary.sim[s].sensitivity
+        if sens is None or sens.above_floor is None:
+            continue
+        o = sens.above_floor
+        verdict = "the order holds" if o.holds else "no order holds in every variant: the agent's place against the floor rests on the assumptions"
+        console.print(
+            f"sensitivity ({s}): above the run's best constant policy in {o.above} of {o.variants} variants of the simulator's "
+            f"assumptions (as fitted; the words' effects x0 to x2; each learned weight at its interval's ends): {verdict}",
+            highlight=False, markup=False,
+        )
 
 
 @command(app, "eval")
@@ -267,6 +285,7 @@ def fidelity_command(
     for key, floors in per["both"].beaten_by.items():
         if floors:
             console.print(f"warning: '{labels[key]}' does not beat {', '.join(floors)}", highlight=False, markup=False)
+    print_validation(per["both"].validation, "against its best floor on these sessions (positive: the simulator is better)")
     for check in summary.checks:
         console.print(f"check {'passed' if check.passed else 'FAILED'}: {check.check}: {check.why}", highlight=False, markup=False)
     print_usage(result.info)
@@ -282,7 +301,8 @@ def fit_command(
 ) -> None:
     """Fit the offline simulator on annotated sessions; writes the model (with its counts) for --sim-model."""
     from rescue_bench.data.load import load_clips
-    from rescue_bench.sim.fitted import fit, write_model
+    from rescue_bench.sim.fitted import write_model
+    from rescue_bench.sim.fitting import fit
 
     clips = load_clips([str(p) for p in data] if data else None, repair_mojibake=repair_mojibake)
     name = ", ".join(str(p) for p in data) if data else "demo"
@@ -299,8 +319,8 @@ def fit_command(
 
 
 def print_simulator(simulator: str, sim_model: str | None) -> None:
-    """One line on an offline simulator: the fitted model played and what its words are read as, or
-    that the scripted rules are a smoke test."""
+    """What an offline simulator is: the fitted model played, how it reads the words, and how it did
+    against its floors on sessions it was not fitted on; or that the scripted rules are a smoke test."""
     from rescue_bench.sim.options import FITTED, SCRIPTED
 
     if simulator == SCRIPTED:
@@ -309,20 +329,47 @@ def print_simulator(simulator: str, sim_model: str | None) -> None:
         from rescue_bench.sim.fitted import load_model
 
         m = load_model(sim_model)
-        affect = m.readings[0]
+        reader = "a reader learned from the sessions" if m.affect_used else "the project's marker lists (a learned reader did not beat them)"
+        affect = m.readings[0] if m.affect_used else m.readings[1]
         ci = f" [{affect.balanced_accuracy_ci[0]:.3f}, {affect.balanced_accuracy_ci[1]:.3f}]" if affect.balanced_accuracy_ci else ""
         console.print(
-            f"simulator: fitted on {m.source.name} ({sim_model or 'the bundled model'}, sha256 {m.sha256()[:12]}); the words' affect read "
-            f"with balanced accuracy {_fmt(affect.balanced_accuracy, 'num')}{ci} on held-out clips (chance {_fmt(affect.chance, 'num')}): "
-            f"{'used' if m.affect_used else 'not used'}",
+            f"simulator: fitted on {m.source.name} ({sim_model or 'the bundled model'}, sha256 {m.sha256()[:12]}); the words' affect read by "
+            f"{reader}: balanced accuracy {_fmt(affect.balanced_accuracy, 'num')}{ci} on held-out sessions (chance {_fmt(affect.chance, 'num')})",
             highlight=False, markup=False,
         )
+        print_validation(m.validation, "against its best floors on sessions it was not fitted on (the fit's leave-one-out)")
+
+
+def print_validation(checks: Any, title: str) -> None:
+    """The simulator against its best floor per measure: the difference (positive: the simulator is
+    better) with its interval and the verdict."""
+    if not checks:
+        console.print("validation: none (the model was fitted on a single clip, or before validation was recorded)", highlight=False, markup=False)
+        return
+    table = Table(show_edge=False, title=f"The simulator {title}")
+    for col in ("measure", "simulator", "best floor", "floor", "difference [95% CI]", "verdict"):
+        table.add_column(col, justify="left" if col in ("measure", "best floor", "verdict") else "right")
+    for c in checks:
+        ci = f" [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else ""
+        table.add_row(c.label, _fmt(c.simulator, "num"), FLOOR_NAMES.get(c.floor, "no change"), _fmt(c.floor_value, "num"),
+                      (fmt_number(c.difference, 3, sign=True) + ci) if c.difference is not None else "-", c.verdict)
+    console.print(table)
+
+
+FLOOR_NAMES = {
+    "floor_last_correct": "the last client",
+    "floor_addressed_correct": "addressed alone, else the last",
+    "floor_least_recent_correct": "the least recent speaker",
+}
+"""How a fidelity floor is named in a table (the others are "no change")."""
 
 
 def print_model(model: Any) -> None:
-    """A fitted model's readings and effects on held-out clips (``rescue sim fit``)."""
-    console.print(f"[bold]Fitted on {escape(model.source.name)}: {len(model.source.clips)} clips, {model.source.rows} rows; units {model.units}[/bold]")
-    table = Table(show_edge=False, title="What the words are read as, on held-out clips")
+    """A fitted model: how it reads the words, each effect (learned with its interval, at its floor, or
+    assumed) and the simulator against its floors on sessions left out (``rescue sim fit``)."""
+    src = model.source
+    console.print(f"[bold]Fitted on {escape(src.name)}: {len(src.clips)} clips of {src.groups} couples and families, {src.rows} rows[/bold]")
+    table = Table(show_edge=False, title="What the words are read as, on held-out sessions")
     for col in ("reading", "rows", "accuracy", "majority", "balanced acc. [95% CI]", "chance", "used"):
         table.add_column(col, justify="left" if col == "reading" else "right")
     for r in model.readings:
@@ -332,18 +379,21 @@ def print_model(model: Any) -> None:
             (_fmt(r.balanced_accuracy, "num") + ci) if r.balanced_accuracy is not None else "-", _fmt(r.chance, "num"), "yes" if r.used else "no",
         )
     console.print(table)
-    table = Table(show_edge=False, title="Effects on intensity (change of the first arm minus the second), held-out clips")
-    for col in ("effect", "units", "annotated", "fitted", "scripted rules"):
-        table.add_column(col, justify="left" if col == "effect" else "right")
+    if not model.affect_used:
+        console.print("the words' affect is read by the project's marker lists: a learned reader did not beat them on held-out sessions", highlight=False, markup=False)
+    table = Table(show_edge=False, title="Effects: learned (95% CI over clips) or at the floor; intensity in points a step")
+    for col in ("effect", "part", "status", "value [95% CI]"):
+        table.add_column(col, justify="right" if col == "value [95% CI]" else "left")
     for e in model.effects:
-        table.add_row(e.name, f"{e.n[0]} / {e.n[1]}", _signed(e.observed), _signed(e.fitted), _signed(e.scripted))
+        if e.status == "assumed":
+            continue
+        ci = f" [{e.ci[0]:+.2f}, {e.ci[1]:+.2f}]" if e.ci else ""
+        table.add_row(e.name, e.component, e.status, (_signed(e.value) + ci) if e.value is not None else "-")
     console.print(table)
-    h = model.heldout
-    console.print(
-        f"intensity change, mean absolute error on held-out clips: fitted {_fmt(h.get('mae_fitted'), 'num')}, "
-        f"no change {_fmt(h.get('mae_no_change'), 'num')}, scripted rules {_fmt(h.get('mae_scripted'), 'num')}",
-        highlight=False, markup=False,
-    )
+    for a in model.assumptions:
+        unit = "intensity points a step" if a.component == "intensity" else "of the valence moved a step"
+        console.print(f"assumed: {a.name}: {a.value:+.2f} {unit} for a client the words are said to ({a.why})", highlight=False, markup=False)
+    print_validation(model.validation, "against its best floors on sessions it was not fitted on (each couple or family left out)")
 
 
 def _signed(value: float | None) -> str:

@@ -66,6 +66,7 @@ from rescue_bench.sim import (
     summarize,
 )
 from rescue_bench.sim.record import EpisodeRecord
+from rescue_bench.sim.sensitivity import add_sensitivity
 from rescue_bench.summary import FidelitySummary, SimSummary, summary_json
 
 if TYPE_CHECKING:
@@ -139,14 +140,26 @@ class CallTally:
         self.errors.append(" ".join(error.split())[:500])
 
 
-def closed_loop_status(tally: CallTally, statuses: Sequence[str | None], max_failed_share: float) -> RunStatus:
+def closed_loop_status(
+    tally: CallTally, statuses: Sequence[str | None], max_failed_share: float, records: Sequence[EpisodeRecord] = ()
+) -> RunStatus:
     """``status``, ``counts`` and ``failure`` of a closed-loop run: failed above ``max_failed_share``
-    of its episode steps with a failed agent or simulator call, with any failed judge call, or with
-    an inspect_ai task that ended in error."""
-    steps, failed = len(tally.steps), len(tally.failed_steps)
+    of its episode steps without a usable answer (a failed agent or simulator call, or a simulator
+    answer still unusable after its re-ask) or of its episodes excluded from J, with any failed judge
+    call, or with an inspect_ai task that ended in error. A step or an episode that has no score is
+    never a score: it counts against the run."""
+    unusable = set(tally.failed_steps) | {
+        (r["id"], s["t"]) for r in records for s in r["steps"] if not s["simulator"].get("valid", True)
+    }
+    steps = len(tally.steps | {(r["id"], s["t"]) for r in records for s in r["steps"]})
+    failed = len(unusable)
+    excluded = sum(bool(r["metrics"]["excluded"]) for r in records)
     numbers = {
         "steps": steps,
-        "failed_steps": failed,
+        "failed_steps": len(tally.failed_steps),
+        "unusable_steps": failed,
+        "invalid_simulator_steps": failed - len(tally.failed_steps & unusable),
+        "excluded_episodes": excluded,
         "failed_agent_calls": tally.failed["agent"],
         "failed_simulator_calls": tally.failed["simulator"],
         "judge_failures": tally.failed["judge"],
@@ -157,18 +170,24 @@ def closed_loop_status(tally: CallTally, statuses: Sequence[str | None], max_fai
     parts = []
     if steps and failed / steps > max_failed_share:
         parts.append(
-            f"{failed} of {steps} steps ({100 * failed / steps:.1f}%) had a failed agent or simulator call, above "
-            f"--max-failed-share {max_failed_share:g}"
+            f"{failed} of {steps} steps ({100 * failed / steps:.1f}%) had no usable answer (a failed call, or a simulator answer "
+            f"unusable after its re-ask), above --max-failed-share {max_failed_share:g}"
         )
+    if records and excluded / len(records) > max_failed_share:
+        parts.append(f"{excluded} of {len(records)} episodes ({100 * excluded / len(records):.1f}%) are excluded from J, above --max-failed-share {max_failed_share:g}")
     if tally.failed["judge"]:
         parts.append(f"{tally.failed['judge']} judge calls failed")
     if errored:
         parts.append(f"{errored} task logs ended in error")
     if not parts:
         return RunStatus("success", numbers)
-    first = Counter(tally.errors).most_common(1)
+    reasons = tally.errors or [
+        str(s["simulator"].get("error")) for r in records for s in r["steps"] if not s["simulator"].get("valid", True) and s["simulator"].get("error")
+    ]
+    first = Counter(reasons).most_common(1)
     detail = " ".join(first[0][0].split())[:200] if first else "no error message"
-    return RunStatus("failed", numbers, f"{cause_of(detail)}: {', '.join(parts)} ({detail})")
+    cause = cause_of(detail) if tally.errors else "the simulator gave no usable answer"
+    return RunStatus("failed", numbers, f"{cause}: {', '.join(parts)} ({detail})")
 
 
 async def _call(
@@ -339,7 +358,9 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
                 main = settings if agent_is_model else settings.model_copy(update={"model": stand_in})
                 records, logs, requests = _run_episodes(episodes, settings, main, display, tally)
                 drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
-            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
+            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share, records)
+            if episodes:
+                add_sensitivity(records, episodes[0].offline, gamma=settings.options.gamma, lam=settings.options.lam)
             return write_sim_outputs(start, records, logs, clips=len(clips), outcome=outcome, tally=tally, requests=requests)
 
 
@@ -381,7 +402,7 @@ def write_sim_outputs(
     settings = start.settings
     assert isinstance(settings, SimSettings)
     records.sort(key=lambda r: (r["sample_id"], r["row"]))
-    summary = SimSummary.model_validate({SIM_TASK: summarize(records, seed=settings.seed)})
+    summary = SimSummary(sim=summarize(records, seed=settings.seed))
     _write_records(Path(settings.out), SIM_TASK, records, summary, outcome.status == "failed")
     o = settings.options
     agent_is_model = agent_kind(settings.model)[0] == "model"
@@ -449,10 +470,10 @@ def run_fidelity(
         fidelity_cases,
         fidelity_episode,
         fidelity_record,
-        simulators_for,
         summarize_fidelity,
     )
     from rescue_bench.sim.fidelity import judge_texts as fidelity_judge_texts
+    from rescue_bench.sim.fitting import simulators_for
 
     with fewer_gc_passes():
         use_cache_dir()
@@ -485,7 +506,7 @@ def run_fidelity(
                 logs += judge_logs
                 requests.update(judge_requests)
             drop_stale_logs(Path(settings.out), [str(log.location) for log in logs])
-            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share)
+            outcome = closed_loop_status(tally, [getattr(log, "status", None) for log in logs], settings.max_failed_share, done)
             numbers: dict[str, object] = {FIDELITY_TASK: summarize_fidelity(records, seed=settings.seed)}
             if sims is not None:
                 # the checks play whole episodes: the closed loop's defaults, in the run's cue mode

@@ -41,7 +41,8 @@ from rescue_bench.sim import METRICS, SIM_TASK, paired_comparison, summarize
 from rescue_bench.sim.fidelity import FIDELITY_METRICS, FIDELITY_TASK, summarize_fidelity
 from rescue_bench.sim.objective import small_room_warning
 from rescue_bench.sim.record import EpisodeRecord
-from rescue_bench.summary import FidelityEntry, FidelitySummary, Interval, SimEntry, SimulatorCheck
+from rescue_bench.sim.sensitivity import compare_variants
+from rescue_bench.summary import FidelityEntry, FidelitySummary, Interval, OrderHolds, SimEntry, SimulatorCheck
 
 SimulatorModel = dict[str, Any]
 """What an episode record says of its offline simulator's model (``simulator_model``: the closed
@@ -80,6 +81,8 @@ class PairedCheck(BaseModel):
     b_wins: int = 0
     p_holm: float | None = None
     p_bh: float | None = None
+    order: OrderHolds | None = None
+    """In how many variants of the simulator's assumptions a's mean J lies above b's (the sensitivity)."""
 
 
 class FidelityRunRow(BaseModel):
@@ -183,10 +186,10 @@ def compute_sim(
         )
         if model is not None and model.get("sha256"):
             out.simulators.setdefault(model["sha256"], model)
-        numbers = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        out.metrics[run.name] = {s: SimEntry.model_validate(e) for s, e in numbers.items()}
-        if warning := small_room_warning(out.metrics[run.name][POOLED].metric("room").value, run.name):
-            out.warnings.append(warning)
+        out.metrics[run.name] = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        for scenario, entry in out.metrics[run.name].items():
+            if entry.episodes and (warning := small_room_warning(entry.metric("room").value, f"{run.name} ({scenario})")):
+                out.warnings.append(warning)
         out.trajectories[run.name] = RunTrajectories(
             mean_max_distress=_mean_curve(_episodes(run)), first=_trajectory(_episodes(run)[0]) if records else None
         )
@@ -200,7 +203,13 @@ def compute_sim(
                 out.warnings.append(f"{a.name} and {b.name}: same simulator and objective but different episodes; not compared")
                 continue
             check = paired_comparison(a.records[SIM_TASK], b.records[SIM_TASK], n_resamples=max(n_resamples, 1000), seed=seed)
-            out.checks.append(PairedCheck.model_validate({"a": a.name, "b": b.name, "simulator": _simulator(a), **check}))
+            out.checks.append(PairedCheck.model_validate(
+                {"a": a.name, "b": b.name, "simulator": _simulator(a), **check, "order": compare_variants(_episodes(a), _episodes(b))}
+            ))
+            if (o := out.checks[-1].order) is not None and not o.holds:
+                out.warnings.append(
+                    f"{a.name} vs {b.name}: the order does not hold across the simulator's assumptions (a above b in {o.above} of {o.variants} variants)"
+                )
     _correct(out.checks)
     for run in fids:
         records = run.records[FIDELITY_TASK]
@@ -209,8 +218,7 @@ def compute_sim(
                                                 simulator_model=model))
         if model is not None and model.get("sha256") and not model.get("refitted_without"):  # a refitted fold is its model's
             out.simulators.setdefault(model["sha256"], model)
-        fidelity = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
-        out.fidelity[run.name] = {s: FidelityEntry.model_validate(e) for s, e in fidelity.items()}
+        out.fidelity[run.name] = summarize_fidelity(records, n_resamples=n_resamples, seed=seed)
         checks = run.summary.checks if isinstance(run.summary, FidelitySummary) else []
         if checks:
             out.simulator_checks[run.name] = list(checks)
@@ -299,6 +307,14 @@ def _cell(v: Interval, kind: str) -> str:
     return text
 
 
+def _holds(entry: SimEntry) -> str:
+    """``k / K`` variants in which the agent is above the run's best constant policy; marked when the order does not hold."""
+    o = entry.sensitivity.above_floor if entry.sensitivity else None
+    if o is None:
+        return T.MISSING
+    return f"{o.above} / {o.variants}" + ("" if o.holds else " (order does not hold)")
+
+
 def _num(value: float | None, fmt: str = "{:.3f}") -> str:
     return T.MISSING if value is None else fmt.format(value)
 
@@ -326,15 +342,22 @@ def sim_tables(sim: SimSection, *, confidence: float, n_resamples: int) -> list[
         rows.insert(3, ["floor policy (the run's best constant policy)", *(e.floor_policy or T.MISSING for e in per)])
         rows.append(["episodes / clips", *(f"{e.episodes} / {e.clips}" for e in per)])
         rows.append(["interval", *(e.interval or T.MISSING for e in per)])
+        rows.append(["sensitivity: above the floor in k of K variants of the assumptions", *(_holds(e) for e in per)])
         out.append(T.Table(name=f"sim_{scenario}", title=f"Closed-loop evaluation, {scenario}", header=[("", "metric"), *(("", n) for n in names)],
                            rows=rows, notes=notes))
     if sim.checks:
         key, how = P_KEY[sim.correction]
         rows = [[c.a, c.b, c.simulator or T.MISSING, str(c.episodes), _num(c.delta), _num(c.p_value, "{:.4f}"),
-                 _num(c.p_holm if key == "p_holm" else c.p_bh, "{:.4f}"), f"{c.a_wins} / {c.b_wins}"] for c in sim.checks]
+                 _num(c.p_holm if key == "p_holm" else c.p_bh, "{:.4f}"), f"{c.a_wins} / {c.b_wins}",
+                 T.MISSING if c.order is None else f"{c.order.above} / {c.order.variants}" + ("" if c.order.holds else " (does not hold)")]
+                for c in sim.checks]
         out.append(T.Table(name="sim_comparisons", title="Paired comparisons: J of run a minus run b on the episodes both scored",
-                           header=[("", h) for h in ("run a", "run b", "simulator", "episodes", "delta J", "p", f"p ({how})", "episodes a / b better")],
-                           rows=rows, notes=["Paired permutation test swapping clips (exact when 2**clips <= resamples), two-sided."]))
+                           header=[("", h) for h in ("run a", "run b", "simulator", "episodes", "delta J", "p", f"p ({how})", "episodes a / b better",
+                                                     "a above b in k of K variants")],
+                           rows=rows, notes=["Paired permutation test swapping clips (exact when 2**clips <= resamples), two-sided.",
+                                             "Variants: the fitted simulator's assumptions moved (the words' effects x0, x0.5, x2; each learned "
+                                             "intensity weight at either end of its interval); each run's recorded moves replayed under each. "
+                                             "An order that is not the same in every variant is marked: it rests on the assumptions."]))
     out += _simulator_tables(sim)
     fnames = [r.name for r in sim.fidelity_runs]
     if fnames:
@@ -352,28 +375,37 @@ def sim_tables(sim: SimSection, *, confidence: float, n_resamples: int) -> list[
 
 
 def _simulator_tables(sim: SimSection) -> list[T.Table]:
-    """What each offline simulator model reads in the words, its effects on held-out clips, and the
-    checks of the fidelity runs."""
+    """What each offline simulator model reads in the words, its effects (learned with their
+    intervals, at their floor, or assumed), how it did against its floors on sessions it was not
+    fitted on, and the checks of the fidelity runs."""
     out = []
     for sha, model in sim.simulators.items():
-        rows = [[r["reading"], str(r["rows"]), _num(r.get("accuracy")), _num(r.get("majority_accuracy")),
+        rows = [[f"reading: {r['reading']}", str(r["rows"]), "used" if r["used"] else "not used",
                  _num(r.get("balanced_accuracy")) + (f" [{r['balanced_accuracy_ci'][0]:.3f}, {r['balanced_accuracy_ci'][1]:.3f}]" if r.get("balanced_accuracy_ci") else ""),
-                 _num(r.get("chance")), "yes" if r["used"] else "no"] for r in model.get("readings", [])]
-        rows += [[f"effect: {e['name']}", f"{e['n'][0]} / {e['n'][1]}", _num(e["observed"], "{:+.2f}"), _num(e["fitted"], "{:+.2f}"),
-                  _num(e["scripted"], "{:+.2f}"), T.MISSING, T.MISSING] for e in model.get("effects", [])]
+                 f"chance {_num(r.get('chance'))}, majority {_num(r.get('majority_accuracy'))}"] for r in model.get("readings", [])]
+        rows += [[f"effect ({e['component']}): {e['name']}", T.MISSING if e.get("units") is None else str(e["units"]), e["status"],
+                  _num(e.get("value"), "{:+.3f}") + (f" [{e['ci'][0]:+.2f}, {e['ci'][1]:+.2f}]" if e.get("ci") else ""), e.get("note") or ""]
+                 for e in model.get("effects", [])]
+        rows += [[f"vs its best floor, out of sample: {c['label']}", str(c["points"]), c["verdict"],
+                  _num(c.get("difference"), "{:+.3f}") + (f" [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}]" if c.get("ci") else ""),
+                  f"simulator {_num(c.get('simulator'))}, floor ({c['floor']}) {_num(c.get('floor_value'))}"] for c in model.get("validation", [])]
         if not rows:
             continue
         out.append(T.Table(
             name=f"sim_model_{sha[:8]}", title=f"Simulator {model['name']} ({model.get('model')}, fitted on {model.get('fitted_on')}, sha256 {sha[:12]})",
-            header=[("", h) for h in ("reading or effect", "rows / units", "accuracy | annotated", "majority | fitted", "balanced accuracy [95% CI] | scripted rules", "chance", "used")],
+            header=[("", h) for h in ("reading, effect or check", "rows / units / points", "status", "value [95% CI]", "note")],
             rows=rows,
-            notes=["Readings: on held-out clips (cross-fitted by clip); a reading is used only when its balanced accuracy's interval lies above "
-                   "chance and its accuracy above the majority class's.",
-                   "Effects: the change of intensity of the first arm's units minus the second's (0-10 points per step): as annotated, as the "
-                   "model predicts it for clips it was not fitted on, and as the scripted rules have it."],
+            notes=["Readings: on held-out sessions; the learned reader of the words' affect is used only when it beats chance and the "
+                   "project's marker lists, else the marker lists read them.",
+                   "Effects: learned (a weight of the fitted model, intensity points per step, with its 95% interval over clips), at the "
+                   "floor (the part fell back to no change or to a speaker floor: its learned model did not beat the floor on sessions "
+                   "left out; the value is the out-of-sample score), or assumed (what the data cannot identify: the words' effects, "
+                   "declared with their reason).",
+                   "Checks: the simulator against its best floor on sessions it was not fitted on (each couple or family left out), the "
+                   "difference oriented so that positive is better, with its 95% interval over clips."],
         ))
     for name, checks in sim.simulator_checks.items():
-        rows = [[c.check, c.a, c.b, c.expect, "pass" if c.passed else "FAIL", c.why] for c in checks]
+        rows = [[c.check, c.a or T.MISSING, c.b or T.MISSING, c.expect or T.MISSING, "pass" if c.passed else "FAIL", c.why] for c in checks]
         out.append(T.Table(name=f"sim_checks_{len(out)}", title=f"Simulator checks ({name})",
                            header=[("", h) for h in ("check", "agent a", "agent b", "expected", "result", "measured")], rows=rows,
                            notes=["Each pair of agents differs in one thing. 'a better': a must score higher and never lower in an episode; "

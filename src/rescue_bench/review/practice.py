@@ -66,6 +66,7 @@ from rescue_bench.sim.objective import TIE
 from rescue_bench.sim.offline import Fitted, OfflineSimulator
 from rescue_bench.sim.reader import GROUP_WORDS
 from rescue_bench.sim.state import PATTERN_VALUE
+from rescue_bench.summary import SimSummary, summary_json
 
 HUMAN_PREFIX = "human/"
 """Agent names of people: ``human/<username>``."""
@@ -552,9 +553,10 @@ def view(session: Session, user: User, episode_id: int) -> EpisodeView:
 def listening(sim: OfflineSimulator) -> Listening:
     """What ``sim`` listens to, for the page to say before the first step: whom the words reach
     (always: the chosen target and every client they name), their tone (``reads_tone``: the fitted
-    model's affect reading, when it beat chance on held-out sessions; how well, and what each tone
-    does to an addressed client's intensity per step), the declared strategy label (``reads_label``:
-    the scripted smoke test only)."""
+    model reads it, with a reader learned from the sessions when it beat chance on held-out ones,
+    ``tone`` says how well, else with the project's marker lists; ``tone_effect``: what the model
+    assumes each tone does to an addressed client's intensity per step), the declared strategy label
+    (``reads_label``: the scripted smoke test only)."""
     name, smoke_test, group_words = sim.name, sim.name == SCRIPTED, list(GROUP_WORDS[:4])
     if not isinstance(sim, Fitted):
         return Listening(
@@ -571,10 +573,12 @@ def listening(sim: OfflineSimulator) -> Listening:
         sha256=described["sha256"],
         fitted_on=m.source.name,
         fitted_clips=len(m.source.clips),
-        reads_tone=m.affect_used,
+        reads_tone=True,
         reads_label=False,
-        tone=None if tone is None else ToneReading(balanced_accuracy=tone.balanced_accuracy, chance=tone.chance, rows=tone.rows, clips=tone.clips),
-        tone_effect={a: m.intensity[f"affect|{a}"].value for a in ("warm", "hostile") if f"affect|{a}" in m.intensity},
+        tone=None if tone is None or not m.affect_used else ToneReading(
+            balanced_accuracy=tone.balanced_accuracy, chance=tone.chance, rows=tone.rows, clips=tone.clips
+        ),
+        tone_effect={a: m.assumed("intensity", a) for a in ("warm", "hostile")},
     )
 
 
@@ -803,7 +807,7 @@ def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versio
     records = sorted(records, key=lambda r: (r["sample_id"], r["row"]))
     (out / "results").mkdir(parents=True, exist_ok=True)
     atomic_write_jsonl(out / "results" / f"{SIM_TASK}.jsonl", records)
-    summary = {SIM_TASK: summarize(records, seed=seed)}
+    summary = summary_json(SimSummary(sim=summarize(records, seed=seed)))
     atomic_write_json(out / "summary.json", summary)
     agent = agent_name(username)
     SimRunInfo(

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from rescue_bench.sim.agents import REFERENCE_AGENTS, StrategyPrior, agent_kind, observed_distress
     from rescue_bench.sim.cards import RoleCard, initial_state, role_cards
     from rescue_bench.sim.episode import SIM_TASK, Episode, EpisodeStart, SimRequest, episode_starts, run_offline
-    from rescue_bench.sim.fitted import FittedModel, fit, load_model, write_model
+    from rescue_bench.sim.fitted import FittedModel, load_model, write_model
+    from rescue_bench.sim.fitting import fit
     from rescue_bench.sim.floors import constant_policies, episode_reference
     from rescue_bench.sim.hearing import Heard, hear
     from rescue_bench.sim.objective import METRICS, SimMetric, breakdown, episode_metrics, paired_comparison, summarize
@@ -83,7 +84,7 @@ __all__ = [
 # Lazy: every ``rescue`` command imports ``rescue_bench.sim.options`` for its option defaults, and
 # that import must not load the episodes, the objective and numpy (``rescue --help`` stays fast). A
 # name of the package is imported from its module on first use.
-_MODULES = ("options", "state", "scripted", "agents", "cards", "hearing", "fitted", "offline", "floors", "episode", "objective", "prompts")
+_MODULES = ("options", "state", "scripted", "agents", "cards", "hearing", "fitted", "fitting", "offline", "floors", "episode", "objective", "prompts")
 """The package's modules, in the order a name is looked up in them."""
 
 

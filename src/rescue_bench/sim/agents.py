@@ -45,7 +45,7 @@ FALLBACK_STRATEGY = "track"
 TIE = 1e-9
 """Rewards closer than this are a tie (the oracle then takes the earlier move)."""
 ATTEND_TURN = "{name}, I can see how much this is weighing on you right now. Can you tell me what is happening for you?"
-GROUP_TURN = "Let's slow down for a moment; I want to hear from each of you about what is happening right now."
+GROUP_TURN = "I can see how hard this is for each of you. Let's slow down for a moment; I want to hear from each of you about what is happening right now."
 
 
 def _ranked(counts: Counter[str]) -> str | None:

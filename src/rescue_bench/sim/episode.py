@@ -170,8 +170,11 @@ class Episode:
         replay: dict[str, str] | None = None,
         subgroups: bool = False,
         model: FittedModel | OfflineSimulator | str | None = None,
+        floors: bool = True,
     ) -> None:
         self.start = start
+        self.with_floors = floors
+        """Compute the episode's floors and ceiling under an offline simulator (a one-step fidelity case needs none)."""
         self.subgroups = subgroups
         """Offer pair and subgroup targets besides the clients and the group (:func:`subgroup_targets`)."""
         self.agent = agent
@@ -442,7 +445,7 @@ class Episode:
         simulator; ``None`` under a model simulator (each constant policy would be a run of calls)."""
         from rescue_bench.sim.floors import episode_reference
 
-        if self.offline is None:
+        if self.offline is None or not self.with_floors:
             return None
         s, o = self.start, self.options
         key = (s.id, s.initial.model_dump_json(), json.dumps(self.offline.describe(), sort_keys=True), o.horizon, o.gamma, o.lam)

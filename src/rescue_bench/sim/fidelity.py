@@ -9,7 +9,8 @@ same inputs as the simulator (the transcript so far, the state at the start, the
 * **next speaker** (``speaker_correct``: a simulator that passes the floor back is wrong), beside
   three floors: the last client keeps the floor (``floor_last_correct``), the client the move
   addressed alone, else the last client (``floor_addressed_correct``), the client who spoke least
-  recently (``floor_least_recent_correct``);
+  recently (``floor_least_recent_correct``); each played by the ``fitted`` simulator's own floor
+  rule on the step as the simulator heard it (:func:`speaker_floors`);
 * **the state**: the speaker's intensity at the next client row (``intensity_error``, absolute,
   0-10) and every client's intensity annotated after the move, before the therapist's next move
   (``intensity_error_all``, the mean over those clients), their valence (``valence_correct``, the
@@ -42,15 +43,17 @@ from rescue_bench.labels import SUMMARY_SCENARIOS, THERAPIST, in_scenario, patte
 from rescue_bench.metrics import bootstrap_ci, mean_statistic
 from rescue_bench.prompts.render import JUDGE_SYSTEM, Prompt, render_rows
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
-from rescue_bench.sim.fitted import _annotation, _window_end, data_digest, fit, load_model, real_move
+from rescue_bench.sim.fitted import SPEAKER_FLOORS, FittedModel
 from rescue_bench.sim.hearing import Heard
 from rescue_bench.sim.lexicon import valence
 from rescue_bench.sim.objective import MIN_CLIPS_FOR_INTERVAL
-from rescue_bench.sim.offline import Fitted, OfflineSimulator, offline_simulator
+from rescue_bench.sim.offline import Fitted, OfflineSimulator
 from rescue_bench.sim.options import FITTED, SimOptions
 from rescue_bench.sim.prompts import RECENT_ROWS
-from rescue_bench.sim.record import AgentAction, ClientStateJson, EpisodeRecord, Estimate, SimulatorDescription, StateJson
+from rescue_bench.sim.record import AgentAction, ClientStateJson, EpisodeRecord, EpisodeStep, SimulatorDescription, StateJson
 from rescue_bench.sim.scripted import SIMULATOR
+from rescue_bench.sim.units import annotation, boundaries, choose_speaker, real_move, speaker_features, window_end
+from rescue_bench.summary import FidelityEntry, FloorCheck, Interval
 from rescue_bench.tasks.er import integer_intensity, speaker_emotion
 from rescue_bench.tasks.instance import RowView
 from rescue_bench.tasks.stp import resolve_target, strategy_type
@@ -98,7 +101,7 @@ class LaterMove(TypedDict):
 
 class RealOutcome(TypedDict):
     """What really happened after a fidelity point (a fidelity record's ``gold``): the next client
-    turn, its speaker's feeling, the pattern, the floors' guesses of the speaker, every client's
+    turn, its speaker's feeling, the pattern, every client's
     feeling after the move and the next real moves with theirs (multi-step fidelity)."""
 
     speaker: str
@@ -106,9 +109,6 @@ class RealOutcome(TypedDict):
     intensity: int | None
     valence: str | None
     pattern: str | None
-    floor_least_recent: str
-    floor_last: str | None
-    floor_addressed: str | None
     observed: dict[str, Observed]
     later: list[LaterMove]
 
@@ -149,8 +149,8 @@ class FidelityRecord(FlaggedJudge):
     floor_last_correct: bool
     floor_addressed_correct: bool
     floor_least_recent_correct: bool
-    intensity_error: int | None
-    intensity_error_floor: int | None
+    intensity_error: float | None
+    intensity_error_floor: float | None
     intensity_error_all: float | None
     intensity_error_all_floor: float | None
     valence_correct: bool | None
@@ -190,18 +190,13 @@ def observed_after(clip: Clip, k: int) -> dict[str, Observed]:
     """Every client's first annotation after the move that follows 0-based row ``k``, before the
     therapist's next move (the window of the fitted simulator's units): ``{client: {"intensity", "valence"}}``."""
     _, _, _, at = real_move(clip, k)
-    end = _window_end(clip.rows, at if at is not None else k)
+    end = window_end(clip.rows, at if at is not None else k)
     out: dict[str, Observed] = {}
     for j in range(k + 1, end):
         for c in clip.clients:
-            if c not in out and (a := _annotation(clip.rows[j], c)) is not None:
+            if c not in out and (a := annotation(clip.rows[j], c)) is not None:
                 out[c] = {"valence": a[0], "intensity": a[1]}
     return out
-
-
-def _points(clip: Clip) -> list[int]:
-    """0-based rows ``k`` after which the session has a move to replay (the fitted units' boundaries)."""
-    return [k for k in range(len(clip.rows) - 1) if clip.rows[k].is_client]
 
 
 def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None = None) -> list[tuple[EpisodeStart, dict[str, str], RealOutcome]]:
@@ -210,7 +205,7 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
     out = []
     for clip in clips:
         starts, _ = episode_starts(clip, every)
-        later = _points(clip)
+        later = boundaries(clip)
         for start in starts:
             k = start.row - 1
             answers, i = _real_move(clip, k)
@@ -220,10 +215,6 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
             emotion = speaker_emotion(row)
             labels = patterns(clip.scenario)
             pattern = next((v for r in clip.rows[k + 1 : i + 1] for v in (r.cycle_state, r.pattern) if v in labels), None)
-            spoken = [r.speaker for r in clip.rows[: k + 1] if r.speaker in clip.clients]
-            last_turn = {c: max([j for j, s in enumerate(spoken) if s == c], default=-1) for c in clip.clients}
-            last = spoken[-1] if spoken else None
-            recipients, _, _, _ = real_move(clip, k)
             moves = [m for m in later if m >= k][:MULTISTEP]
             real: RealOutcome = {
                 "speaker": row.speaker,
@@ -231,9 +222,6 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
                 "intensity": integer_intensity(emotion.intensity) if emotion else None,
                 "valence": valence(emotion.emotion_description) if emotion else None,
                 "pattern": pattern,
-                "floor_least_recent": min(clip.clients, key=lambda c: (last_turn[c], clip.clients.index(c))),
-                "floor_last": last,
-                "floor_addressed": recipients[0] if len(recipients) == 1 else last,
                 "observed": observed_after(clip, k),
                 "later": [
                     {"k": m, "move": _move(*real_move(clip, m)[:3]), "observed": observed_after(clip, m)}
@@ -246,29 +234,6 @@ def fidelity_cases(clips: Sequence[Clip], options: SimOptions, limit: int | None
 
 def _move(recipients: Sequence[str], words: str, strategy: str | None) -> RealMove:
     return {"recipients": recipients, "words": words, "strategy": strategy}
-
-
-def simulators_for(clips: Sequence[Clip], simulator: str, model: str | None) -> dict[str, OfflineSimulator] | None:
-    """The offline simulator each clip's cases are played by (``None`` for a model simulator). A
-    ``fitted`` model fitted on these very clips is refitted without each clip for that clip's
-    cases; on other clips it plays as it is. Raises ``ValueError`` when the data shares clips with
-    the model's but is not its data (it could not be refitted without them)."""
-    sim = offline_simulator(simulator, model)
-    if sim is None:
-        return None
-    if simulator != FITTED:
-        return {c.sample_id: sim for c in clips}
-    fitted = load_model(model)
-    shared = {c.sample_id for c in clips} & set(fitted.source.clips)
-    if not shared:
-        return {c.sample_id: sim for c in clips}
-    if data_digest(clips) != fitted.source.sha256:
-        raise ValueError(
-            f"the simulator model was fitted on {len(shared)} of these clips but on other data; fidelity on them needs "
-            "that same data (to refit without each clip) or clips the model has not seen"
-        )
-    folds = fit(clips, fitted.source.name, pseudo=fitted.pseudo).folds
-    return {sid: Fitted(m, model, held_out=sid) for sid, m in folds.items()}
 
 
 def judge_context(start: EpisodeStart, move: AgentAction) -> list[RowView]:
@@ -310,7 +275,7 @@ def fidelity_episode(
 ) -> Episode:
     """One step of ``simulator`` (``sim``: the offline simulator of the start's clip) after the real move."""
     one = options.model_copy(update={"horizon": 1, "state": "none"})
-    return Episode(start, agent=REAL_THERAPIST, simulator=simulator, options=one, replay=answers, model=sim)
+    return Episode(start, agent=REAL_THERAPIST, simulator=simulator, options=one, replay=answers, model=sim, floors=False)
 
 
 def multistep(sim: OfflineSimulator, start: EpisodeStart, real: RealOutcome) -> dict[str, MultiStep]:
@@ -339,6 +304,29 @@ def multistep(sim: OfflineSimulator, start: EpisodeStart, real: RealOutcome) -> 
     return out
 
 
+SPEAKER_FLOOR_KEYS: dict[str, str] = {
+    "the last client keeps the floor": "floor_last_correct",
+    "the client addressed alone, else the last client": "floor_addressed_correct",
+    "the least recent speaker": "floor_least_recent_correct",
+}
+"""The fidelity record's key of each speaker floor of :data:`rescue_bench.sim.fitted.SPEAKER_FLOORS`."""
+
+
+def speaker_floors(start: EpisodeStart, step: EpisodeStep, speaker: str) -> dict[str, bool]:
+    """Whether each speaker floor names the real next speaker, played by the simulator's own floors
+    (:data:`rescue_bench.sim.fitted.SPEAKER_FLOORS`) on the very step the simulator heard: the same
+    inputs, the same rule."""
+    heard = step.get("heard") or {"recipients": [], "named": [], "affect": None, "silent": True}
+    as_heard = Heard(recipients=tuple(heard["recipients"]), named=tuple(heard["named"]), affect=heard["affect"])
+    spoken = [row.speaker for row in start.transcript]
+    features = speaker_features(as_heard, start.clients, spoken, spoken)
+    out = {}
+    for name, weights in SPEAKER_FLOORS.items():
+        scores = [sum(w * f for w, f in zip(weights, row)) for row in features]
+        out[SPEAKER_FLOOR_KEYS[name]] = choose_speaker(scores, start.clients, spoken) == speaker
+    return out
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -354,6 +342,7 @@ def fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeReco
     before = start.initial.to_json()["emotions"]
     pred_state = state["emotions"].get(speaker) if state is not None else None
     seen = [c for c in start.clients if c in real["observed"]]
+    floors = speaker_floors(start, step, speaker)
 
     def err(source: dict[str, ClientStateJson] | dict[str, Observed]) -> float | None:
         return _mean([abs(source[c]["intensity"] - real["observed"][c]["intensity"]) for c in seen]) if seen else None
@@ -372,9 +361,9 @@ def fidelity_record(start: EpisodeStart, real: RealOutcome, episode: EpisodeReco
         "simulator_model": episode.get("simulator_model"),
         "move": step["action"],
         "speaker_correct": bool(turn and turn["speaker"] == speaker) if valid else None,
-        "floor_last_correct": real["floor_last"] == speaker,
-        "floor_addressed_correct": real["floor_addressed"] == speaker,
-        "floor_least_recent_correct": real["floor_least_recent"] == speaker,
+        "floor_last_correct": floors["floor_last_correct"],
+        "floor_addressed_correct": floors["floor_addressed_correct"],
+        "floor_least_recent_correct": floors["floor_least_recent_correct"],
         "intensity_error": abs(pred_state["intensity"] - real["intensity"]) if pred_state and real["intensity"] is not None else None,
         "intensity_error_floor": abs(before[speaker]["intensity"] - real["intensity"]) if real["intensity"] is not None and speaker in before else None,
         "intensity_error_all": err(state["emotions"]) if state is not None else None,
@@ -440,25 +429,22 @@ def _reader(key: str) -> Callable[[FidelityRecord], float]:
     return read
 
 
-FidelitySummary = dict[str, Estimate | int | dict[str, list[str]]]
-"""A scenario's entry of ``summary.json``: ``points`` and ``clips``, an :class:`Estimate` per measure, ``beaten_by``."""
-
-
 def summarize_fidelity(
     lines: Sequence[FidelityRecord] | Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0
-) -> dict[str, FidelitySummary]:
-    """``{scenario: {metric: {"value", "ci_low", "ci_high", "n"}, "points", "clips", "beaten_by"}}``
-    of the lines of ``results/fidelity.jsonl``; ``beaten_by``: per measure, the floors the simulator
-    does not beat (equal or better). ``lines``: as the engine made them, or as read from the file."""
+) -> dict[str, FidelityEntry]:
+    """Per scenario: every measure with its interval (``value``, ``ci_low``, ``ci_high``, ``n``),
+    ``points`` and ``clips``, ``beaten_by`` (per measure, the floors the simulator does not beat:
+    equal or better) and ``validation`` (:func:`validation`) of the lines of ``results/fidelity.jsonl``
+    (as the engine made them, or as read from the file)."""
     records = [cast(FidelityRecord, r) for r in lines]
-    out: dict[str, FidelitySummary] = {}
+    out: dict[str, FidelityEntry] = {}
     for scenario in SCENARIOS3:
         chosen = in_scenario(records, scenario)
-        estimates: dict[str, Estimate] = {}
+        estimates: dict[str, Interval] = {}
         for key, _, _ in FIDELITY_METRICS:
             have = [r for r in chosen if _value(r, key) is not None]
             if not have:
-                estimates[key] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+                estimates[key] = Interval(value=None, ci_low=None, ci_high=None, n=0)
                 continue
             stat = mean_statistic(_reader(key), key)
             clips = len({r["sample_id"] for r in have})
@@ -467,12 +453,15 @@ def summarize_fidelity(
                 strata = "scenario" if scenario not in ("couple", "family") else None
                 lo, hi = bootstrap_ci(have, stat, "sample_id", n_resamples=n_resamples, seed=seed, strata=strata)
                 low, high = float(lo), float(hi)
-            estimates[key] = {"value": float(stat(have)), "ci_low": low, "ci_high": high, "n": len(have)}
+            estimates[key] = Interval(value=float(stat(have)), ci_low=low, ci_high=high, n=len(have))
         beaten_by = {
-            key: [f for f, higher in floors if _not_beaten(estimates[key]["value"], estimates[f]["value"], higher)]
+            key: [f for f, higher in floors if _not_beaten(estimates[key].value, estimates[f].value, higher)]
             for key, floors in FLOORS.items()
         }
-        out[scenario] = {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen}), **estimates, "beaten_by": beaten_by}
+        out[scenario] = FidelityEntry.model_validate(
+            {"points": len(chosen), "clips": len({r["sample_id"] for r in chosen}), **estimates, "beaten_by": beaten_by,
+             "validation": validation(chosen, n_resamples=n_resamples, seed=seed)}
+        )
     return out
 
 
@@ -480,6 +469,81 @@ def _not_beaten(mine: float | None, floor: float | None, higher: bool) -> bool:
     if mine is None or floor is None:
         return False
     return mine <= floor + 1e-12 if higher else mine >= floor - 1e-12
+
+
+CHECKS: tuple[tuple[str, str, bool], ...] = (
+    ("speaker_correct", "next speaker", True),
+    ("intensity_error_all", "every client's intensity after the move", False),
+    ("valence_correct", "the speaker's valence", True),
+    ("pattern_correct", "pattern", True),
+    (f"multistep_{MULTISTEP}", f"intensity after {MULTISTEP} real moves", False),
+)
+"""The measures the simulator is checked on against its best floor: key, label, higher is better."""
+
+
+class Paired(TypedDict):
+    """One decision point of a check: its clip, the simulator's measure and its difference from the floor's."""
+
+    sample_id: str
+    d: float
+    a: float
+
+
+def validation(lines: Sequence[FidelityRecord] | Sequence[dict[str, Any]], *, n_resamples: int = 1000, seed: int = 0) -> list[FloorCheck]:
+    """Each measure of :data:`CHECKS` against its best floor on ``lines`` (the floor with the best
+    value there): the mean difference over the decision points both have, oriented so that positive
+    means the simulator is better, with its 95% interval (paired per point, resampling clips; none
+    from fewer than :data:`rescue_bench.sim.objective.MIN_CLIPS_FOR_INTERVAL` clips). ``better`` or
+    ``worse`` when the interval excludes 0, ``no different`` when it covers it."""
+    records = [cast(FidelityRecord, r) for r in lines]
+    out: list[FloorCheck] = []
+    for key, label, higher in CHECKS:
+        floors = [f for f, _ in FLOORS[key]]
+        best_floor: str | None = None
+        best_value: float | None = None
+        paired: list[Paired] = []
+        for f in floors:
+            pairs = [(a, b) for r in records if (a := _value(r, key)) is not None and (b := _value(r, f)) is not None]
+            if not pairs:
+                continue
+            value = sum(b for _, b in pairs) / len(pairs)
+            if best_value is None or (value > best_value if higher else value < best_value):
+                best_floor, best_value = f, value
+        if best_floor is None:
+            out.append(FloorCheck(measure=key, label=label, simulator=None, floor="", floor_value=None, difference=None, ci=None,
+                             points=0, clips=0, verdict="not measured"))
+            continue
+        sign = 1.0 if higher else -1.0
+        for r in records:
+            a, b = _value(r, key), _value(r, best_floor)
+            if a is not None and b is not None:
+                paired.append({"sample_id": r["sample_id"], "d": sign * (a - b), "a": a})
+        clips = len({d["sample_id"] for d in paired})
+        diff = sum(d["d"] for d in paired) / len(paired)
+        ci = None
+        verdict: Literal["better", "no different", "worse", "no interval", "not measured"] = "no interval"
+        if clips >= MIN_CLIPS_FOR_INTERVAL:
+            lo, hi = bootstrap_ci(paired, mean_statistic(lambda d: d["d"], "difference"), "sample_id", n_resamples=n_resamples, seed=seed)
+            ci = (round(float(lo), 4), round(float(hi), 4))
+            verdict = "better" if ci[0] > 0 else "worse" if ci[1] < 0 else "no different"
+        out.append(
+            FloorCheck(measure=key, label=label, simulator=round(sum(d["a"] for d in paired) / len(paired), 4), floor=best_floor,
+                  floor_value=round(float(best_value), 4) if best_value is not None else None, difference=round(diff, 4), ci=ci,
+                  points=len(paired), clips=clips, verdict=verdict)
+        )
+    return out
+
+
+def validate_folds(clips: Sequence[Clip], models: dict[str, FittedModel], *, seed: int = 0) -> list[FloorCheck]:
+    """:func:`validation` of a fit on its own sessions: every decision point of each clip played by
+    ``models[sample_id]`` (a model fitted without the clip's couple or family)."""
+    options = SimOptions(horizon=1, state="none")
+    records = []
+    for start, answers, real in fidelity_cases(clips, options):
+        sim = Fitted(models[start.sample_id])
+        episode = fidelity_episode(start, answers, FITTED, options, sim).typed_record()
+        records.append(fidelity_record(start, real, episode, sim))
+    return validation(records, seed=seed)
 
 
 __all__ = [
@@ -493,6 +557,7 @@ __all__ = [
     "fidelity_record",
     "plausibility_prompt",
     "plausibility_requests",
-    "simulators_for",
     "summarize_fidelity",
+    "validate_folds",
+    "validation",
 ]

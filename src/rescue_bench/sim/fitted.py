@@ -1,40 +1,39 @@
-"""The offline ``fitted`` simulator: transitions estimated from annotated sessions, by counting.
+"""The offline ``fitted`` simulator: small fitted models that nest their floors, and stated assumptions.
 
-A fitted model (:class:`FittedModel`, a typed, versioned JSON file written by ``rescue sim fit``)
-holds, with the counts behind every number:
+A fitted model (:class:`FittedModel`, a typed, versioned JSON file written by ``rescue sim fit``;
+fitted by :mod:`rescue_bench.sim.fitting` on the sessions' own steps, :mod:`rescue_bench.sim.units`)
+plays one step of the clients from the state before it and what they heard
+(:class:`rescue_bench.sim.hearing.Heard`). Each part is a **component** (:class:`Component`): a small
+model from scikit-learn whose floor is one of its special cases, or that floor itself when the model
+did not beat it on sessions it was not fitted on:
 
-* the **reader** of the words (:mod:`rescue_bench.sim.reader`) and how well each reading holds on
-  held-out clips; the affect reading is used only when it beats chance there;
-* **intensity**: a client's expected change given their level band before (:data:`BANDS`) and how the
-  step reached them (:meth:`rescue_bench.sim.hearing.Heard.exposure`: addressed alone, in a group,
-  left out while others were addressed, or silence), plus, when addressed, the effect of the words'
-  affect;
-* **valence**: the next valence given the current one, the exposure and the affect;
-* **pattern**: the next relation pattern given the current one and the move (silence, one client,
-  several);
-* **next speaker**: per role of a client at the step (their exposure, and whether they spoke last,
-  usually follow the last speaker in the session so far, or neither), the share of times a client in
-  that role spoke next; the simulator lets the client with the highest share speak.
+* **intensity**: each client's expected change, a ridge regression on the level, how the step reached
+  them (:data:`rescue_bench.sim.hearing.REACHES`, silence the baseline) and the pattern's value; the
+  floor is **no change** (every coefficient 0, what the penalty shrinks toward);
+* **valence**: each client's next valence, an ordinal model (two logistic regressions: above
+  negative, and positive) on the valence before, the reach and the pattern's value; the floor is
+  **no change**; used only when it keeps order (a client who starts more negative never ends more
+  positive on average: both weights of the valence before are positive);
+* **pattern** (per scenario): the next pattern, a multinomial logistic regression on the pattern
+  before and the move (silence, one client, several); the floor is **no change**;
+* **next speaker**: a linear score over each client's :data:`rescue_bench.sim.units.SPEAKER_FEATURES`
+  (a pairwise logistic regression); the floors are the same score with fixed weights ("the last
+  client keeps the floor", "addressed alone, else the last client", "the least recent speaker").
 
-**The units** are the sessions' own steps. At every boundary after a client row, the therapist's
-next row is the move (or silence when a client speaks next); a client's change is their latest
-annotated intensity up to the boundary against their first annotation in the :data:`WINDOW` rows
-after it. The release has no hostile therapist turn, so what words addressed to a client do is also
-learned from the clients' own turns to each other (a turn addressed to someone is a turn, whoever
-speaks it). Each turn's affect is read by a reader fitted on the other clips only.
+What session data cannot identify is an **assumption** (:class:`Assumption`), declared with its value
+and its reason and stored in the file: what the words' affect (warm, neutral, hostile: the reader of
+:mod:`rescue_bench.sim.reader`) does to a client they are said to. Therapists in real sessions do not
+insult anyone, and how warm their words are goes with how upset the clients are, so no fit on
+sessions can tell what the words themselves do. The assumed effects make warmth monotone for every
+reach: warm >= neutral >= hostile, by construction (:class:`Assumption` refuses a sign that breaks
+it). ``rescue sim eval`` states how its ranking moves when they move
+(:mod:`rescue_bench.sim.sensitivity`).
 
-**Smoothing** (:data:`PSEUDO`): each cell is shrunk toward its parent with that many pseudo-units:
-``band|exposure`` toward ``band|addressed`` (alone or in a group) or ``band|not_addressed`` (left
-out or silence), toward ``band``, toward all units, toward no change. The words' effect is one
-number per affect, added to the cell of an addressed client: the mean change of addressed units with
-that affect beyond their cell, shrunk toward none (pooled over levels and exposures: the sessions
-hold too few units of each affect to split them). A next valence is counted per current valence and
-exposure, and per current valence and affect for an addressed client, each shrunk toward its parent's
-counts, the last toward staying; a next pattern likewise per current pattern and move. A cell with no
-unit is its parent. Intensities stay integers (as annotated; and the exact optimum can search the
-states): a client's expected change is added and rounded down after a fixed offset that varies with
-the step and the client (:func:`dithered`), so small effects move clients as often as their size
-says instead of never.
+**Expected states.** The simulator plays the expected state: a client's intensity is their expected
+intensity (a real number), their valence and the pattern are probabilities
+(:class:`rescue_bench.sim.state.HiddenState`), and J is computed from them; nothing is rounded
+between steps. Every step is a function on arrays (:meth:`FittedModel.step_arrays`), so the floors
+and the optimum (:mod:`rescue_bench.sim.floors`) play many moves at once through the very same code.
 
 The hidden state's stances are kept as they are: the release annotates too few viewpoint pairs in a
 row to estimate how they move.
@@ -43,68 +42,55 @@ row to estimate how they move.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from rescue_bench.data.models import Clip
 from rescue_bench.labels import patterns
-from rescue_bench.sim.cards import initial_state, role_cards
-from rescue_bench.sim.hearing import Heard
-from rescue_bench.sim.lexicon import valence as valence_of
+from rescue_bench.sim.hearing import ADDRESSED, REACHES, Heard
 from rescue_bench.sim.options import FITTED
-from rescue_bench.sim.reader import (
-    AFFECTS,
-    Inference,
-    LinearReader,
-    affect_rows,
-    crossfit,
-    fit_linear,
-    measure,
-    measure_names,
-    named_clients,
-    strategy_rows,
-)
-from rescue_bench.sim.state import ClientState, HiddenState, pair_key
-from rescue_bench.tasks.er import integer_intensity
+from rescue_bench.sim.reader import AFFECTS, Inference, LinearReader, marker_affect
+from rescue_bench.sim.state import PATTERN_VALUE, VALENCE_WEIGHT, VALENCES, ClientState, HiddenState
+from rescue_bench.sim.units import SPEAKER_FEATURES, choose_speaker, move_of, speaker_features
+from rescue_bench.summary import FloorCheck
 
 MODEL_KIND: Literal["rescue-sim-model"] = "rescue-sim-model"
-MODEL_VERSION: Literal[1] = 1
-BANDS: tuple[tuple[str, int, int], ...] = (("low", 0, 3), ("mid", 4, 6), ("high", 7, 10))
-EXPOSURES: tuple[str, ...] = ("alone", "group", "left_out", "silence")
-MOVES: tuple[str, ...] = ("silence", "one", "several")
-RELATIONS: tuple[str, ...] = ("last", "follower", "other")
-WINDOW = 6
-"""Rows after a move in which a client's next annotation counts as their state after the step (and
-never past the therapist's next move)."""
-PSEUDO = 5.0
-"""Pseudo-units each cell is shrunk toward its parent with."""
+MODEL_VERSION: Literal[2] = 2
 DEFAULT_MODEL = "models/demo.json"
 """The bundled default, fitted on the bundled synthetic demo only."""
 
+INTENSITY_FEATURES: tuple[str, ...] = ("intercept", "level", "alone", "subgroup", "group", "left_out", "pattern")
+"""The intensity change's features: 1; (intensity - 5) / 5; the reach (silence is the baseline); the
+pattern's expected value (-1..1)."""
+VALENCE_FEATURES: tuple[str, ...] = ("valence", "alone", "subgroup", "group", "left_out", "pattern")
+"""The next valence's features: the valence before (0 negative, 1 neutral, 2 positive); the reach;
+the pattern's expected value."""
+VALENCE_STEPS: tuple[str, ...] = ("not_negative", "positive")
+"""The valence component's two logistic regressions (an ordinal model: each of the K - 1 steps up
+the scale, Frank and Hall 2001): the chance the next valence is above negative, and that it is positive."""
+PATTERN_MOVES: tuple[str, ...] = ("one", "several")
+"""The next pattern's move features beside the pattern before (silence is the baseline)."""
+SPEAKER_FLOORS: dict[str, tuple[float, ...]] = {
+    "the last client keeps the floor": (1, 0, 0, 0, 0, 0, 0),
+    "the client addressed alone, else the last client": (1, 0, 2, 0, 0, 0, 0),
+    "the least recent speaker": (0, 1, 0, 0, 0, 0, 0),
+}
+"""The next speaker's floors as weights of :data:`rescue_bench.sim.units.SPEAKER_FEATURES` (ties: the
+least recent speaker, then client order)."""
+NO_CHANGE = "no change"
 
-def band(intensity: int) -> str:
-    return next(name for name, low, high in BANDS if low <= intensity <= high)
-
-
-STEP_DITHER = 0.6180339887498949
-CLIENT_DITHER = 0.41421356237309503
-
-
-def dithered(x: float, t: int, i: int) -> int:
-    """``x`` rounded down after adding a fixed offset in [0, 1) that varies with the step ``t`` and
-    the client's place ``i`` (an additive low-discrepancy sequence): over steps a client moves as
-    far as the expected changes add up to, where rounding each step half up would never move them
-    by a change under half a point."""
-    return math.floor(x + (t * STEP_DITHER + i * CLIENT_DITHER) % 1.0)
+_REACH = {r: i for i, r in enumerate(REACHES)}
+_ADDRESSED = np.array([r in ADDRESSED for r in REACHES])
+_AFFECT = {a: i for i, a in enumerate(AFFECTS)}
+NO_AFFECT = -1
+"""The affect index of silence (no words)."""
+_WEIGHTS = np.array([VALENCE_WEIGHT[v] for v in VALENCES])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -112,40 +98,106 @@ def dithered(x: float, t: int, i: int) -> int:
 # --------------------------------------------------------------------------------------------------
 
 
-class Cell(BaseModel):
-    """Units in a cell, the sum of their changes, and the smoothed expected change."""
+class CrossValidation(BaseModel):
+    """How a component and its floor did on the units of sessions left out of the fit (leave one
+    group out: a couple or family; one clip when the data holds a single group)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n: int
-    total: float
-    value: float
+    measure: str
+    """``mae`` (intensity change, lower is better) or ``accuracy`` (higher is better)."""
+    folds: str
+    """What was left out: ``group`` or ``clip``; ``none`` when the data holds one of each (no check)."""
+    n_folds: int
+    units: int
+    scores: dict[str, float | None]
+    """Each candidate (the floors by name, a learned model by its penalty) and its score."""
 
 
-class Rate(BaseModel):
+class Component(BaseModel):
+    """One part of the simulator: a learned linear model, or its floor (``source``)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    chosen: int
-    available: int
-    rate: float
-    """(chosen + 1) / (available + 2)."""
+    source: Literal["learned", "floor"]
+    floor: str
+    """The floor this component is or would fall back to (the best floor by the cross-validation)."""
+    penalty: float | None = None
+    """The regularisation chosen (ridge alpha, or logistic C); ``None`` for a floor."""
+    features: list[str]
+    classes: list[str] = Field(default_factory=list)
+    """The classes of a multinomial component, in the order of ``coef``'s rows (none for a regression or a score)."""
+    coef: list[list[float]]
+    """One row of weights per class (one row for a regression or a score), one weight per feature."""
+    intercept: list[float] = Field(default_factory=list)
+    cv: CrossValidation | None = None
+    note: str = ""
+
+    @property
+    def learned(self) -> bool:
+        return self.source == "learned"
 
 
-class Effect(BaseModel):
-    """One effect of the dynamics (a contrast of two arms of units), on held-out clips."""
+class Assumption(BaseModel):
+    """An effect the data cannot identify, declared: its value and why."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    arms: tuple[str, str]
-    n: tuple[int, int]
-    observed: float | None
-    """Mean change of the first arm's units minus the second's, as annotated."""
-    fitted: float | None
-    """The same contrast of the changes the model predicts for those units, each from a model fitted
-    without the unit's clip."""
-    scripted: float | None
-    """The same contrast of the ``scripted`` rules' changes for those units."""
+    component: Literal["intensity", "valence"]
+    affect: Literal["warm", "hostile"]
+    value: float
+    """Intensity points per step (intensity); the share of a client's valence moved one step, toward
+    positive for warm words and toward negative for hostile ones (valence, 0-0.5)."""
+    why: str
+
+    @model_validator(mode="after")
+    def _monotone(self) -> Assumption:
+        sign = -1 if self.affect == "warm" else 1
+        if self.component == "intensity" and sign * self.value < 0:
+            raise ValueError(f"{self.name}: {self.affect} words must not move intensity {'up' if sign < 0 else 'down'} (warm >= neutral >= hostile)")
+        if self.component == "valence" and not 0 <= self.value <= 0.5:
+            raise ValueError(f"{self.name}: a share of valence moved per step is 0-0.5 (got {self.value})")
+        return self
+
+
+ASSUMPTIONS: tuple[Assumption, ...] = (
+    Assumption(
+        name="warm words calm", component="intensity", affect="warm", value=-0.4,
+        why="validation and empathy lower arousal a little (the project's assumption); sessions cannot show it: "
+        "therapists' warmth rises with the clients' distress",
+    ),
+    Assumption(
+        name="hostile words inflame", component="intensity", affect="hostile", value=1.0,
+        why="blame and contempt raise arousal more than warmth lowers it (the project's assumption); "
+        "no therapist in the sessions insults anyone",
+    ),
+    Assumption(
+        name="warm words soften", component="valence", affect="warm", value=0.15,
+        why="a validated client turns a little more positive (the project's assumption)",
+    ),
+    Assumption(
+        name="hostile words sour", component="valence", affect="hostile", value=0.3,
+        why="a blamed client turns more negative (the project's assumption); no session shows it",
+    ),
+)
+"""The default assumptions: the words' effects on a client they are said to."""
+
+
+class EffectEstimate(BaseModel):
+    """One effect of the simulator as ``rescue sim fit`` and the report show it: learned with its
+    interval, a component at its floor, or assumed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    component: str
+    status: Literal["learned", "floor", "assumed"]
+    value: float | None
+    ci: tuple[float, float] | None = None
+    """95% percentile interval over clips (bootstrap; none from fewer than 3 clips)."""
+    units: int | None = None
+    note: str = ""
 
 
 class Source(BaseModel):
@@ -156,7 +208,9 @@ class Source(BaseModel):
     sha256: str
     """Of the clips' JSON, in order."""
     clips: list[str]
-    """Sample ids (a fidelity run on these clips refits without each one)."""
+    """Sample ids (a fidelity run on these clips refits without each one's group)."""
+    groups: int
+    """Couples and families (:func:`rescue_bench.sim.units.group_of`)."""
     rows: int
 
 
@@ -166,468 +220,258 @@ class FittedModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["rescue-sim-model"] = MODEL_KIND
-    version: Literal[1] = MODEL_VERSION
+    version: Literal[2] = MODEL_VERSION
     source: Source
-    pseudo: float = PSEUDO
-    window: int = WINDOW
     reader: LinearReader
     readings: list[Inference]
     affect_used: bool
-    intensity: dict[str, Cell]
-    valence: dict[str, dict[str, int]]
-    pattern: dict[str, dict[str, int]]
-    speaker: dict[str, Rate]
-    units: dict[str, int] = Field(default_factory=dict)
-    """How many units each table is fitted on."""
-    effects: list[Effect] = Field(default_factory=list)
-    heldout: dict[str, float | int | None] = Field(default_factory=dict)
-    """Intensity change predicted for held-out clips: mean absolute error of the model and of no change."""
+    """The learned reader reads the words (on held-out sessions it beat chance and the marker lists);
+    otherwise the project's marker lists do (:func:`rescue_bench.sim.reader.marker_affect`), the reader's floor."""
+    intensity: Component
+    valence: Component
+    patterns: dict[str, Component]
+    speaker: Component
+    assumptions: list[Assumption] = Field(default_factory=lambda: list(ASSUMPTIONS))
+    effects: list[EffectEstimate] = Field(default_factory=list)
+    validation: list[FloorCheck] = Field(default_factory=list)
+    """The simulator against its best floor on sessions it was not fitted on (the fit's leave-one-group-out)."""
+    variant: str = ""
+    """Empty for the model as fitted; a sensitivity variant's name (:mod:`rescue_bench.sim.sensitivity`)."""
     _read: dict[str, str] = PrivateAttr(default_factory=dict)
-    _valence: dict[tuple[str, str, str | None], str] = PrivateAttr(default_factory=dict)
-    _client: dict[tuple[Any, ...], tuple[str, int]] = PrivateAttr(default_factory=dict)
-    _pattern: dict[tuple[str, str], str] = PrivateAttr(default_factory=dict)
 
     def sha256(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
+    @property
+    def monotone(self) -> bool:
+        """A calmer client never ends a step less calm than a more upset one under the same move: the
+        intensity rises with the intensity before (its level weight is above -5 points per 5) and the
+        valence component keeps order (a learned one is checked when fitted). With the assumptions'
+        signs, warm words are then never worse than neutral ones, nor neutral than hostile ones, over
+        any number of steps."""
+        return not self.intensity.learned or self.intensity.coef[0][INTENSITY_FEATURES.index("level")] > -5.0
+
     # -- reading ---------------------------------------------------------------------------------
     def read(self, words: str) -> str:
-        """The affect of ``words`` (``neutral`` for every turn when the affect reading is not used)."""
-        if not self.affect_used:
-            return "neutral"
+        """The affect of ``words``: the learned reader's when it is used, else the marker lists'."""
         if words not in self._read:
-            self._read[words] = self.reader.predict([words])[0]
+            self._read[words] = self.reader.predict([words])[0] if self.affect_used else marker_affect(words)
         return self._read[words]
 
-    # -- the transition --------------------------------------------------------------------------
-    def delta(self, level: str, exposure: str, affect: str | None) -> float:
-        """The expected change of a client at ``level`` reached by the step as ``exposure`` with words of
-        ``affect``: the cell of level and exposure (or its nearest parent), plus the words' effect when
-        addressed and the affect is read."""
-        base = next((self.intensity[k].value for k in _keys(level, exposure) if k in self.intensity), 0.0)
-        words = self.intensity.get(f"affect|{affect}") if affect and self.affect_used and exposure in ("alone", "group") else None
-        return base + (words.value if words else 0.0)
+    def assumed(self, component: str, affect: str) -> float:
+        return sum(a.value for a in self.assumptions if a.component == component and a.affect == affect)
 
-    def next_valence(self, valence: str, exposure: str, affect: str | None) -> str:
-        key = (valence, exposure, affect)
-        if key not in self._valence:
-            keys = [f"{valence}|addressed|{affect}"] if affect and self.affect_used and exposure in ("alone", "group") else []
-            self._valence[key] = _argmax_smoothed([self.valence.get(k, {}) for k in [*keys, f"{valence}|{exposure}"]], valence, self.pseudo)
-        return self._valence[key]
+    # -- the step on arrays ----------------------------------------------------------------------
+    def _array(self, name: str) -> np.ndarray:
+        """The step's weights as arrays (made afresh: a variant, :func:`rescue_bench.sim.sensitivity.variants`, is a copy with other weights)."""
+        if name == "intensity":
+            return np.array(self.intensity.coef[0]) if self.intensity.learned else np.zeros(len(INTENSITY_FEATURES))
+        if name == "words":
+            return words_change(self.assumptions)
+        if name == "shift":
+            return valence_shifts(self.assumptions)
+        raise KeyError(name)
 
-    def next_pattern(self, pattern: str, move: str) -> str:
-        if (pattern, move) not in self._pattern:
-            chain = [self.pattern.get(f"{pattern}|{move}", {}), self.pattern.get(pattern, {})]
-            self._pattern[(pattern, move)] = _argmax_smoothed(chain, pattern, self.pseudo)
-        return self._pattern[(pattern, move)]
+    def intensity_step(self, x: np.ndarray, reach: np.ndarray, affect: np.ndarray, pv: np.ndarray) -> np.ndarray:
+        """Next expected intensities ``[..., clients]`` from ``x`` (same shape), each client's reach
+        index ``reach`` (same shape), the words' affect index per state ``affect`` (``[...]``,
+        :data:`NO_AFFECT` for silence) and the pattern's expected value ``pv`` (``[...]``)."""
+        change = intensity_change(self._array("intensity"), x, reach, pv) + addressed(reach, affect, self._array("words"))
+        return np.clip(x + change, 0.0, 10.0)
 
-    def client_step(self, valence: str, intensity: int, exposure: str, affect: str | None, t: int, i: int) -> tuple[str, int]:
-        """The next valence and intensity of the ``i``-th client at step ``t``."""
-        key = (valence, intensity, exposure, affect, t, i)
-        if key not in self._client:
-            level = min(10, max(0, dithered(intensity + self.delta(band(intensity), exposure, affect), t, i)))
-            self._client[key] = (self.next_valence(valence, exposure, affect), level)
-        return self._client[key]
+    def valence_step(self, p: np.ndarray, reach: np.ndarray, affect: np.ndarray, pv: np.ndarray) -> np.ndarray:
+        """Next valence probabilities ``[..., clients, 3]`` (:data:`VALENCES` order) from ``p``."""
+        out = np.einsum("...v,...vk->...k", p, valence_matrix(self.valence, reach, pv)) if self.valence.learned else p
+        return shift_valence(out, addressed(reach, affect, self._array("shift")))
 
-    def transition(self, state: HiddenState, heard: Heard, clients: Sequence[str], t: int) -> HiddenState:
-        """The state after step ``t`` (1-based) heard as ``heard``."""
-        emotions = {}
-        for i, c in enumerate(clients):
-            s = state.emotions[c]
-            exposure = heard.exposure(c)
-            vale, intensity = self.client_step(s.valence, s.intensity, exposure, heard.affect if exposure in ("alone", "group") else None, t, i)
-            emotion = s.emotion if (vale, intensity) == (s.valence, s.intensity) else _emotion_word(vale, intensity)
-            # built without validation: every value comes from a validated state or the model's own tables
-            emotions[c] = ClientState.model_construct(emotion=emotion, valence=vale, intensity=intensity)
-        return HiddenState.model_construct(emotions=emotions, stances=dict(state.stances), pattern=self.next_pattern(state.pattern, move_of(heard)))
+    def pattern_step(self, q: np.ndarray, scenario: str, move: np.ndarray) -> np.ndarray:
+        """Next pattern probabilities ``[..., patterns]`` (the scenario's order) from ``q``; ``move``:
+        0 silence, 1 one client, 2 several (``[...]``)."""
+        c = self.patterns.get(scenario)
+        if c is None or not c.learned:
+            return q
+        return np.einsum("...k,...kj->...j", q, pattern_matrix(c, patterns(scenario), move))
+
+    def step_arrays(
+        self, x: np.ndarray, p: np.ndarray, q: np.ndarray, reach: np.ndarray, affect: np.ndarray, move: np.ndarray, scenario: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One step of many states at once: ``x`` ``[N, clients]`` intensities, ``p`` ``[N, clients, 3]``
+        valences, ``q`` ``[N, patterns]``; ``reach`` ``[N, clients]``, ``affect`` and ``move`` ``[N]``."""
+        pv = q @ pattern_values(scenario)
+        return self.intensity_step(x, reach, affect, pv), self.valence_step(p, reach, affect, pv), self.pattern_step(q, scenario, move)
+
+    # -- the step on a state ---------------------------------------------------------------------
+    def transition(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str) -> HiddenState:
+        """The expected state after a step heard as ``heard``."""
+        x, p, q = state_arrays(state, clients, scenario)
+        reach, affect, move = heard_arrays(heard, clients)
+        x2, p2, q2 = self.step_arrays(x[None], p[None], q[None], reach[None], affect[None], move[None], scenario)
+        return array_state(x2[0], p2[0], q2[0], state, clients, scenario)
 
     def next_speaker(self, heard: Heard, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]) -> str:
-        """The client whose role at this step most often spoke next (ties: the least recent speaker,
-        then client order)."""
-        roles = speaker_roles(heard, clients, spoken, real)
-        last_turn = {c: max((i for i, s in enumerate(spoken) if s == c), default=-1) for c in clients}
-
-        def rate(c: str) -> float:
-            r = self.speaker.get(roles[c])
-            return r.rate if r else 0.5
-
-        return max(clients, key=lambda c: (rate(c), -last_turn[c], -list(clients).index(c)))
+        """The client with the highest speaker score (ties: the least recent speaker, then client order)."""
+        weights = np.array(self.speaker.coef[0])
+        scores = [float(np.dot(weights, f)) for f in speaker_features(heard, clients, spoken, real)]
+        return choose_speaker(scores, clients, spoken)
 
 
-def _keys(level: str, exposure: str) -> list[str]:
-    """A cell and its parents: the exposure, whether the client was addressed at all, the level band, all."""
-    reached = "addressed" if exposure in ("alone", "group") else "not_addressed"
-    return [f"{level}|{exposure}", f"{level}|{reached}", level, "all"]
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-def _argmax_smoothed(chain: list[dict[str, int]], stay: str, pseudo: float) -> str:
-    """The most likely next label: the first table's counts shrunk toward the next's, the last toward
-    staying (``stay``); ties keep ``stay``, then alphabetical."""
-    prior: dict[str, float] = {stay: 1.0}
-    for counts in reversed(chain):
-        total = sum(counts.values())
-        labels = set(prior) | set(counts)
-        prior = {v: (counts.get(v, 0) + pseudo * prior.get(v, 0.0)) / (total + pseudo) for v in labels}
-    return min(prior, key=lambda v: (-round(prior[v], 12), v != stay, v))
+def intensity_change(w: np.ndarray, x: np.ndarray, reach: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """The learned part of the intensity change (weights ``w`` of :data:`INTENSITY_FEATURES`)."""
+    onehot = np.eye(len(REACHES))[reach][..., 1:]  # the reach, silence the baseline
+    return w[0] + w[1] * (x - 5.0) / 5.0 + onehot @ w[2:6] + w[6] * pv[..., None]
 
 
-def _emotion_word(vale: str, intensity: int) -> str:
+def addressed(reach: np.ndarray, affect: np.ndarray, by_affect: np.ndarray, shared: np.ndarray | None = None) -> np.ndarray:
+    """The words' assumed effect on each client they were said to: ``by_affect[affect]`` shared among
+    the ``shared`` clients who heard it (by default, those ``reach`` [..., clients] marks addressed),
+    0 for the others and after silence. Attention is shared, as the balance of attention counts it:
+    words to k clients move each of them by 1/k of what they move one client addressed alone."""
+    hit = _ADDRESSED[reach]
+    k = hit.sum(axis=-1, keepdims=True) if shared is None else shared
+    return np.where(hit & (affect[..., None] >= 0), by_affect[np.maximum(affect, 0)][..., None] / np.maximum(k, 1), 0.0)
+
+
+def words_change(assumptions: Sequence[Assumption]) -> np.ndarray:
+    """The assumed intensity change of a client the words were said to, by affect (:data:`AFFECTS` order)."""
+    return np.array([sum(a.value for a in assumptions if a.component == "intensity" and a.affect == affect) for affect in AFFECTS])
+
+
+def valence_shifts(assumptions: Sequence[Assumption]) -> np.ndarray:
+    """The assumed share of valence moved one step by the words, by affect: up for warm, down (negative) for hostile."""
+    warm = sum(a.value for a in assumptions if a.component == "valence" and a.affect == "warm")
+    hostile = sum(a.value for a in assumptions if a.component == "valence" and a.affect == "hostile")
+    return np.array([warm if affect == "warm" else -hostile if affect == "hostile" else 0.0 for affect in AFFECTS])
+
+
+def shift_valence(p: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``p`` ``[..., 3]`` with the share ``shift`` (``[...]``) of each valence moved one step toward
+    positive (``shift > 0``) or toward negative (``< 0``); the end a share cannot pass keeps it."""
+    up = np.clip(shift, 0, None)[..., None] * p
+    down = np.clip(-shift, 0, None)[..., None] * p
+    out = p - up - down
+    out[..., 1:] += up[..., :-1]
+    out[..., -1] += up[..., -1]
+    out[..., :-1] += down[..., 1:]
+    out[..., 0] += down[..., 0]
+    return out
+
+
+def _class_probs(component: Component, labels: Sequence[str], feats: np.ndarray) -> np.ndarray:
+    """The component's probability of each of ``labels`` (0 for a label it was never fitted on)."""
+    probs = _softmax(feats @ np.array(component.coef).T + np.array(component.intercept))
+    idx = [component.classes.index(v) if v in component.classes else -1 for v in labels]
+    return np.stack([probs[..., i] if i >= 0 else np.zeros(probs.shape[:-1]) for i in idx], axis=-1)
+
+
+def valence_features(before: np.ndarray, reach: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """:data:`VALENCE_FEATURES` of clients (``before``: valence index, broadcast with ``reach`` and ``pv``)."""
+    shape = np.broadcast_shapes(np.shape(before), reach.shape, np.shape(pv))
+    return np.concatenate(
+        [np.broadcast_to(np.asarray(before, dtype=float), shape)[..., None], np.eye(len(REACHES))[np.broadcast_to(reach, shape)][..., 1:],
+         np.broadcast_to(np.asarray(pv, dtype=float), shape)[..., None]],
+        axis=-1,
+    )
+
+
+def valence_matrix(component: Component, reach: np.ndarray, pv: np.ndarray) -> np.ndarray:
+    """``[..., clients, from, to]``: the learned valence component's transition from each valence
+    before (``pv`` per state, ``[...]``): above negative with one regression's chance, positive with
+    the other's (never more than the first)."""
+    coef, icpt = np.array(component.coef), np.array(component.intercept)
+    rows = []
+    for v in range(len(VALENCES)):
+        logits = valence_features(np.full(reach.shape, v), reach, pv[..., None]) @ coef.T + icpt  # [..., n, 2]
+        above = 1 / (1 + np.exp(-logits[..., 0]))
+        positive = np.minimum(above, 1 / (1 + np.exp(-logits[..., 1])))
+        rows.append(np.stack([1 - above, above - positive, positive], axis=-1))
+    return np.stack(rows, axis=-2)
+
+
+def pattern_features(before: np.ndarray, move: np.ndarray, n: int) -> np.ndarray:
+    """The pattern component's features: the pattern before (index) and the move (one, several)."""
+    return np.concatenate([np.eye(n)[before], np.eye(3)[move][..., 1:]], axis=-1)
+
+
+def pattern_matrix(component: Component, labels: Sequence[str], move: np.ndarray) -> np.ndarray:
+    """``[..., from, to]``: the learned pattern component's transition for each pattern before."""
+    rows = [_class_probs(component, labels, pattern_features(np.full(move.shape, k), move, len(labels))) for k in range(len(labels))]
+    return np.stack(rows, axis=-2)
+
+
+@cache
+def pattern_values(scenario: str) -> np.ndarray:
+    return np.array([PATTERN_VALUE.get(k, 0.0) for k in patterns(scenario)])
+
+
+def state_arrays(state: HiddenState, clients: Sequence[str], scenario: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, p, q)`` of one state: intensities, valence probabilities, pattern probabilities."""
+    x = np.array([float(state.emotions[c].intensity) for c in clients])
+    p = np.array([[(e.valence_p or {e.valence: 1.0}).get(v, 0.0) for v in VALENCES] for e in (state.emotions[c] for c in clients)])
+    labels = patterns(scenario)
+    q = np.array([(state.pattern_p or {state.pattern: 1.0}).get(k, 0.0) for k in labels])
+    if q.sum() == 0:  # a pattern outside the scenario's set (a model simulator's): no pattern moves it
+        q = np.zeros(len(labels))
+    return x, p, q
+
+
+def heard_arrays(heard: Heard, clients: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(reach, affect, move)`` of a step: each client's reach index, the affect index, the move index."""
+    reach = np.array([_REACH[heard.reach(c, clients)] for c in clients])
+    affect = np.array(NO_AFFECT if heard.silent or heard.affect is None else _AFFECT[heard.affect])
+    move = np.array(("silence", "one", "several").index(move_of(heard)))
+    return reach, affect, move
+
+
+def _certain(probs: dict[str, float]) -> str | None:
+    """The label that holds all the probability, if one does."""
+    top = max(probs, key=lambda k: probs[k])
+    return top if probs[top] >= 1 - 1e-12 else None
+
+
+def array_state(x: np.ndarray, p: np.ndarray, q: np.ndarray, before: HiddenState, clients: Sequence[str], scenario: str) -> HiddenState:
+    """The :class:`HiddenState` of arrays (the stances of ``before``; a certain valence or pattern is kept as a label)."""
+    emotions = {}
+    for i, c in enumerate(clients):
+        probs = {v: float(p[i, j]) for j, v in enumerate(VALENCES)}
+        label = max(VALENCES, key=lambda v: (probs[v], -VALENCES.index(v)))
+        certain = _certain(probs)
+        intensity = float(x[i])
+        s = before.emotions[c]
+        unchanged = certain == s.valence and abs(intensity - s.intensity) < 1e-12 and s.valence_p is None
+        # built without validation: every value comes from a validated state or the model's own arrays
+        emotions[c] = ClientState.model_construct(
+            emotion=s.emotion if unchanged else emotion_word(label, intensity), valence=label, intensity=intensity,
+            valence_p=None if certain is not None else {v: round(probs[v], 12) for v in VALENCES},
+        )
+    labels = patterns(scenario)
+    if q.sum() == 0:
+        pattern, pattern_p = before.pattern, None
+    else:
+        probs = {k: float(q[j]) for j, k in enumerate(labels)}
+        pattern = max(labels, key=lambda k: (probs[k], k == before.pattern))
+        pattern_p = None if _certain(probs) is not None else {k: round(v, 12) for k, v in probs.items() if v > 0}
+    return HiddenState.model_construct(emotions=emotions, stances=dict(before.stances), pattern=pattern, pattern_p=pattern_p)
+
+
+def rewards(x: np.ndarray, p: np.ndarray, q: np.ndarray, scenario: str, stances: float, lam: float) -> np.ndarray:
+    """The reward ``U - lambda max_i d_i`` of many expected states at once (``stances``: the stance
+    half of U, :func:`rescue_bench.sim.state.stance_term`, which the ``fitted`` simulator never moves)."""
+    distress = x / 10.0 * (p @ _WEIGHTS)
+    top = distress.max(axis=-1) if distress.shape[-1] else np.zeros(distress.shape[:-1])
+    return stances + 0.5 * (q @ pattern_values(scenario)) - lam * top
+
+
+def emotion_word(vale: str, intensity: float) -> str:
+    """A plain word for a valence and intensity (the state's ``emotion`` after a step)."""
     if vale == "negative":
         return "very upset" if intensity >= 7 else "upset" if intensity >= 4 else "uneasy"
     return "at ease" if vale == "positive" else "calmer"
-
-
-def move_of(heard: Heard) -> str:
-    return "silence" if heard.silent else "one" if len(heard.recipients) == 1 else "several"
-
-
-def speaker_roles(heard: Heard, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]) -> dict[str, str]:
-    """Each client's role at a step: ``<exposure>|<last|follower|other>`` (``follower``: among the
-    clients who most often spoke right after the last client speaker in ``real``)."""
-    from rescue_bench.sim.scripted import habitual_follower
-
-    last = next((s for s in reversed(spoken) if s in clients), None)
-    followers = set(habitual_follower(last, real, clients)) if last else set()
-    return {c: f"{heard.exposure(c)}|{'last' if c == last else 'follower' if c in followers else 'other'}" for c in clients}
-
-
-# --------------------------------------------------------------------------------------------------
-# units: the sessions' own steps
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChangeUnit:
-    sample_id: str
-    k: int
-    client: str
-    exposure: str
-    affect: str | None
-    before: int
-    after: int
-    valence_before: str
-    valence_after: str
-    fits: bool
-    """The move's annotated strategy fits the pattern (for the scripted rules' comparison)."""
-    top: bool
-    """The client was the most distressed before the move."""
-
-
-@dataclass(frozen=True)
-class SpeakerUnit:
-    sample_id: str
-    roles: tuple[tuple[str, str], ...]
-    chosen: str
-
-
-@dataclass(frozen=True)
-class PatternUnit:
-    sample_id: str
-    before: str
-    move: str
-    after: str
-
-
-def _annotation(row: Any, client: str) -> tuple[str, int] | None:
-    for item in row.internal_emotion or []:
-        if (item.person or "").strip() != client:
-            continue
-        description = (item.emotion_description or "").strip()
-        intensity = integer_intensity(item.intensity)
-        if description and intensity is not None:
-            return valence_of(description), intensity
-    return None
-
-
-def real_move(clip: Clip, k: int) -> tuple[tuple[str, ...], str, str | None, int | None]:
-    """The move after 0-based row ``k``: ``(recipients, words, strategy, 0-based row of the move)``;
-    no recipients and no row when a client speaks next (silence)."""
-    from rescue_bench.tasks.stp import resolve_target, strategy_type
-
-    nxt = clip.rows[k + 1] if k + 1 < len(clip.rows) else None
-    if nxt is None or not nxt.is_therapist:
-        return (), "", None, None
-    targets = resolve_target(nxt, clip.group_label)
-    names = [targets] if targets and targets != clip.group_label else nxt.targets
-    group = targets == clip.group_label or clip.group_label in nxt.targets
-    recipients = list(clip.clients) if group else [c for c in clip.clients if c in names]
-    said = named_clients(nxt.text, clip.clients)
-    recipients = [c for c in clip.clients if c in recipients or c in said] or list(clip.clients)
-    return tuple(recipients), nxt.text, strategy_type(nxt) or None, k + 1
-
-
-def _window_end(rows: Sequence[Any], move: int) -> int:
-    """The end (exclusive) of the rows whose annotations count as after the move at 0-based row
-    ``move``: at most :data:`WINDOW` rows, and never past the therapist's next move (a change after
-    it is not this move's)."""
-    end = min(len(rows), move + 1 + WINDOW)
-    return next((j for j in range(move + 1, end) if rows[j].is_therapist), end)
-
-
-def clip_units(
-    clip: Clip, affect_of: dict[int, str]
-) -> tuple[list[ChangeUnit], list[SpeakerUnit], list[PatternUnit]]:
-    """The units of one clip (see the module doc); ``affect_of``: 0-based row -> the affect its words
-    are read as (by a reader that did not see this clip)."""
-    from rescue_bench.sim.scripted import fits as fits_rule
-    from rescue_bench.sim.state import most_distressed
-
-    rows = clip.rows
-    clients = list(clip.clients)
-    labels = patterns(clip.scenario)
-    notes = [{c: a for c in clients if (a := _annotation(r, c)) is not None} for r in rows]
-    changes: list[ChangeUnit] = []
-    speakers: list[SpeakerUnit] = []
-    pats: list[PatternUnit] = []
-    spoken_all = [r.speaker for r in rows]
-    for k in range(len(rows) - 1):
-        if not rows[k].is_client:
-            continue
-        recipients, words, strategy, at = real_move(clip, k)
-        heard = Heard(recipients=recipients, words=words or None, affect=affect_of.get(at) if at is not None else None)
-        cards = role_cards(clip, k)
-        state = initial_state(cards, clients)
-        top = most_distressed(state, clients)
-        fit = fits_rule(strategy, state.pattern, clip.scenario)
-        end = _window_end(rows, k + 1 if at is not None else k)
-        for c in clients:
-            before = next((notes[j][c] for j in range(k, -1, -1) if c in notes[j]), None)
-            after = next((notes[j][c] for j in range(k + 1, end) if c in notes[j]), None)
-            if before is None or after is None:
-                continue
-            exposure = heard.exposure(c)
-            changes.append(
-                ChangeUnit(clip.sample_id, k, c, exposure, heard.affect if exposure in ("alone", "group") else None,
-                           before[1], after[1], before[0], after[0], fit, c == top)
-            )
-        nxt = next((j for j in range(k + 1, len(rows)) if rows[j].speaker in clients), None)
-        if nxt is not None:
-            roles = speaker_roles(heard, clients, spoken_all[: k + 1], spoken_all[: k + 1])
-            speakers.append(SpeakerUnit(clip.sample_id, tuple(roles.items()), rows[nxt].speaker))
-            after_pattern = next((v for r in rows[k + 1 : nxt + 1] for v in (r.cycle_state, r.pattern) if v in labels), None)
-            if after_pattern is not None:
-                pats.append(PatternUnit(clip.sample_id, state.pattern, move_of(heard), after_pattern))
-    # the clients' own turns to each other: what words addressed to a client do
-    for t, r in enumerate(rows):
-        if not r.is_client or t not in affect_of:
-            continue
-        addressed = [c for c in clients if c != r.speaker and (c in r.targets or clip.group_label in r.targets)]
-        end = _window_end(rows, t)
-        for c in addressed:
-            before = next((notes[j][c] for j in range(t, -1, -1) if c in notes[j]), None)
-            after = next((notes[j][c] for j in range(t + 1, end) if c in notes[j]), None)
-            if before is None or after is None:
-                continue
-            exposure = "alone" if len(addressed) == 1 else "group"
-            changes.append(ChangeUnit(clip.sample_id, t, c, exposure, affect_of[t], before[1], after[1], before[0], after[0], False, False))
-    return changes, speakers, pats
-
-
-def unit_readings(clips: Sequence[Clip], readers: dict[str, LinearReader]) -> dict[str, dict[int, str]]:
-    """Every row's words read by the reader of its clip (fitted without that clip)."""
-    out: dict[str, dict[int, str]] = {}
-    for clip in clips:
-        reader = readers.get(clip.sample_id)
-        rows = [(i, r.text) for i, r in enumerate(clip.rows) if r.text]
-        out[clip.sample_id] = dict(zip([i for i, _ in rows], reader.predict([t for _, t in rows]))) if reader and rows else {}
-    return out
-
-
-# --------------------------------------------------------------------------------------------------
-# fitting
-# --------------------------------------------------------------------------------------------------
-
-
-def _cells(units: Sequence[ChangeUnit], pseudo: float) -> dict[str, Cell]:
-    """The intensity cells (``band|exposure``, ``band``, ``all``, each shrunk toward its parent) and
-    the words' effects (``affect|<affect>``: the mean of addressed units' changes beyond their cell,
-    shrunk toward none)."""
-    sums: dict[str, list[float]] = {}
-    for u in units:
-        for key in _keys(band(u.before), u.exposure):
-            sums.setdefault(key, []).append(u.after - u.before)
-    out: dict[str, Cell] = {}
-    parent_of = {k: ks[i + 1] if i + 1 < len(ks) else None for u in units for ks in [_keys(band(u.before), u.exposure)] for i, k in enumerate(ks)}
-    for key in sorted(sums, key=lambda k: (k != "all", k.count("|"), k.endswith(EXPOSURES))):  # parents first
-        values = sums[key]
-        parent = out[p].value if (p := parent_of[key]) is not None else 0.0
-        out[key] = Cell(n=len(values), total=float(sum(values)), value=(sum(values) + pseudo * parent) / (len(values) + pseudo))
-    beyond: dict[str, list[float]] = {}
-    for u in units:
-        if u.affect and u.exposure in ("alone", "group"):
-            beyond.setdefault(u.affect, []).append(u.after - u.before - out[f"{band(u.before)}|{u.exposure}"].value)
-    for affect in sorted(beyond):
-        values = beyond[affect]
-        out[f"affect|{affect}"] = Cell(n=len(values), total=float(sum(values)), value=sum(values) / (len(values) + pseudo))
-    return out
-
-
-def _counts(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, int]]:
-    out: dict[str, Counter[str]] = {}
-    for key, label in pairs:
-        out.setdefault(key, Counter())[label] += 1
-    return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
-
-
-class Tables(TypedDict):
-    """A fitted model's tables (:class:`FittedModel`'s fields of the same names)."""
-
-    intensity: dict[str, Cell]
-    valence: dict[str, dict[str, int]]
-    pattern: dict[str, dict[str, int]]
-    speaker: dict[str, Rate]
-    units: dict[str, int]
-
-
-HeldOut = dict[str, float | int | None]
-"""Intensity change predicted for held-out clips: the units and the mean absolute error of each predictor."""
-
-
-def _tables(
-    changes: Sequence[ChangeUnit], speakers: Sequence[SpeakerUnit], pats: Sequence[PatternUnit], pseudo: float, affect_used: bool
-) -> Tables:
-    val_pairs: list[tuple[str, str]] = []
-    for u in changes:
-        val_pairs.append((f"{u.valence_before}|{u.exposure}", u.valence_after))
-        if u.affect and affect_used and u.exposure in ("alone", "group"):
-            val_pairs.append((f"{u.valence_before}|addressed|{u.affect}", u.valence_after))
-    chosen: Counter[str] = Counter()
-    available: Counter[str] = Counter()
-    for s in speakers:
-        for c, role in s.roles:
-            available[role] += 1
-            chosen[role] += c == s.chosen
-    pat_pairs = [(f"{p.before}|{p.move}", p.after) for p in pats] + [(p.before, p.after) for p in pats]
-    return {
-        "intensity": _cells(changes, pseudo),
-        "valence": _counts(val_pairs),
-        "pattern": _counts(pat_pairs),
-        "speaker": {r: Rate(chosen=chosen[r], available=available[r], rate=(chosen[r] + 1) / (available[r] + 2)) for r in sorted(available)},
-        "units": {"intensity": len(changes), "speaker": len(speakers), "pattern": len(pats)},
-    }
-
-
-def data_digest(clips: Sequence[Clip]) -> str:
-    h = hashlib.sha256()
-    for clip in clips:
-        h.update(json.dumps(clip.to_json(), sort_keys=True, ensure_ascii=False).encode())
-    return h.hexdigest()
-
-
-@dataclass
-class Fit:
-    """A model with what it was built from: its units and a model per held-out clip."""
-
-    model: FittedModel
-    changes: list[ChangeUnit]
-    folds: dict[str, FittedModel]
-
-
-def fit(clips: Sequence[Clip], name: str, *, pseudo: float = PSEUDO, seed: int = 0) -> Fit:
-    """Fit the simulator on ``clips`` (see the module doc), with a model per held-out clip for the
-    held-out effects (``Fit.folds``)."""
-    if len(clips) < 2:
-        raise ValueError(f"a simulator is fitted on two clips or more (cross-fitted by clip); got {len(clips)}")
-    readers, affect_records = crossfit(clips, affect_rows)
-    readings = [measure("affect", affect_records, used=True, seed=seed), measure_names(clips)]
-    for scenario in ("couple", "family"):
-        chosen = [c for c in clips if c.scenario == scenario]
-        if len(chosen) >= 2:
-            readings.append(measure(f"strategy ({scenario})", crossfit(chosen, strategy_rows)[1], used=False, seed=seed))
-    affect_used = readings[0].used
-    texts = [(t, y) for c in clips for _, t, y in affect_rows(c)]
-    reader = fit_linear([t for t, _ in texts], [y for _, y in texts])
-    read = unit_readings(clips, readers)
-    per_clip = {c.sample_id: clip_units(c, read[c.sample_id]) for c in clips}
-    changes = [u for v in per_clip.values() for u in v[0]]
-    source = Source(name=name, sha256=data_digest(clips), clips=[c.sample_id for c in clips], rows=sum(len(c.rows) for c in clips))
-
-    def build(keep: Sequence[str], words: LinearReader, effects: list[Effect], heldout: HeldOut) -> FittedModel:
-        ch = [u for s in keep for u in per_clip[s][0]]
-        sp = [u for s in keep for u in per_clip[s][1]]
-        pa = [u for s in keep for u in per_clip[s][2]]
-        return FittedModel(source=source, pseudo=pseudo, reader=words, readings=readings, affect_used=affect_used,
-                           effects=effects, heldout=heldout, **_tables(ch, sp, pa, pseudo, affect_used))
-
-    ids = [c.sample_id for c in clips]
-    # a held-out clip's model: its tables and its reader fitted on the other clips only
-    folds = {s: build([o for o in ids if o != s], readers.get(s, reader), [], {}) for s in ids}
-    effects, heldout = held_out_effects(changes, folds, clips)
-    return Fit(build(ids, reader, effects, heldout), changes, folds)
-
-
-# --------------------------------------------------------------------------------------------------
-# effects on held-out clips
-# --------------------------------------------------------------------------------------------------
-
-
-def _scripted_change(u: ChangeUnit) -> int:
-    """The change the ``scripted`` rules give this unit's client (rules 2-3 of that module)."""
-    if u.exposure == "alone":
-        drop = 2 if u.fits else 1
-    elif u.exposure == "group":
-        drop = 1 if u.fits else 0
-    else:
-        return 1 if u.top and u.before < 10 else 0
-    return -min(drop, u.before)
-
-
-def _predicted(model: FittedModel, u: ChangeUnit) -> float:
-    """The change the model expects for the unit's client (before the simulator rounds it)."""
-    return min(10.0, max(0.0, u.before + model.delta(band(u.before), u.exposure, u.affect))) - u.before
-
-
-EFFECT_ARMS: tuple[tuple[str, tuple[str, str], Any, Any], ...] = (
-    ("high band: addressed alone vs left out", ("alone", "left out"),
-     lambda u: u.before >= 7 and u.exposure == "alone", lambda u: u.before >= 7 and u.exposure == "left_out"),
-    ("high band: in a group vs left out", ("group", "left out"),
-     lambda u: u.before >= 7 and u.exposure == "group", lambda u: u.before >= 7 and u.exposure == "left_out"),
-    ("mid band: addressed alone vs left out", ("alone", "left out"),
-     lambda u: 4 <= u.before <= 6 and u.exposure == "alone", lambda u: 4 <= u.before <= 6 and u.exposure == "left_out"),
-    ("most distressed: addressed vs left out (silence too)", ("addressed", "left out"),
-     lambda u: u.top and u.exposure in ("alone", "group"), lambda u: u.top and u.exposure in ("left_out", "silence")),
-    ("words to them: hostile vs neutral", ("hostile", "neutral"),
-     lambda u: u.affect == "hostile", lambda u: u.affect == "neutral"),
-    ("words to them: warm vs neutral", ("warm", "neutral"),
-     lambda u: u.affect == "warm", lambda u: u.affect == "neutral"),
-)
-"""The effects the report shows: name, arm labels, and which units are in each arm."""
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def held_out_effects(
-    changes: Sequence[ChangeUnit], folds: dict[str, FittedModel], clips: Sequence[Clip]
-) -> tuple[list[Effect], HeldOut]:
-    """Each effect of :data:`EFFECT_ARMS` as annotated, as predicted for held-out clips, and as the
-    scripted rules have it; and the held-out mean absolute error of the change (model and no change)."""
-    pred = [_predicted(folds[u.sample_id], u) for u in changes]
-    effects = []
-    for name, labels, a, b in EFFECT_ARMS:
-        arm_a = [i for i, u in enumerate(changes) if a(u)]
-        arm_b = [i for i, u in enumerate(changes) if b(u)]
-
-        def contrast(values: Sequence[float], ia: list[int] = arm_a, ib: list[int] = arm_b) -> float | None:
-            ma, mb = _mean([values[i] for i in ia]), _mean([values[i] for i in ib])
-            return None if ma is None or mb is None else round(ma - mb, 4)
-
-        effects.append(
-            Effect(
-                name=name, arms=labels, n=(len(arm_a), len(arm_b)),
-                observed=contrast([u.after - u.before for u in changes]), fitted=contrast(pred),
-                scripted=contrast([_scripted_change(u) for u in changes]),
-            )
-        )
-    truth = [u.after - u.before for u in changes]
-    heldout: HeldOut = {
-        "units": len(changes),
-        "mae_fitted": round(sum(abs(p - t) for p, t in zip(pred, truth)) / len(truth), 4) if truth else None,
-        "mae_no_change": round(sum(abs(t) for t in truth) / len(truth), 4) if truth else None,
-        "mae_scripted": round(sum(abs(_scripted_change(u) - t) for u, t in zip(changes, truth)) / len(truth), 4) if truth else None,
-    }
-    return effects, heldout
 
 
 # --------------------------------------------------------------------------------------------------
@@ -712,15 +556,21 @@ OPENERS: tuple[str, ...] = ("", "Well... ", "I mean, ", "Look, ", "Honestly, ")
 """Ways a turn may start: with the lines and tails, enough combinations for an episode without a repeat."""
 
 
+def band(intensity: float) -> str:
+    """``low`` (0-3), ``mid`` (4-6) or ``high`` (7-10) of an intensity, rounded half up."""
+    level = math.floor(intensity + 0.5)
+    return "low" if level <= 3 else "mid" if level <= 6 else "high"
+
+
 def _opened(opener: str, line: str) -> str:
     return opener + (line if not opener or line.startswith("I ") or line.startswith("I'") else line[0].lower() + line[1:])
 
 
 def client_turn(speaker: str, state: HiddenState, clients: Sequence[str], said: Sequence[str], salt: str) -> str:
-    """A fixed-phrase turn of ``speaker`` in ``state`` (their valence and intensity band, and their
-    stance toward the coldest other client) that is none of ``said`` (what was said so far) while a
-    combination is left; ``salt`` picks among the phrases (the episode and step, so runs repeat)."""
-    from rescue_bench.sim.state import STANCES
+    """A fixed-phrase turn of ``speaker`` in ``state`` (their most likely valence and intensity band,
+    and their stance toward the coldest other client) that is none of ``said`` (what was said so far)
+    while a combination is left; ``salt`` picks among the phrases (the episode and step, so runs repeat)."""
+    from rescue_bench.sim.state import STANCES, pair_key
 
     s = state.emotions[speaker]
     key = band(s.intensity) if s.valence == "negative" else s.valence
@@ -744,13 +594,15 @@ def client_turn(speaker: str, state: HiddenState, clients: Sequence[str], said: 
 
 __all__ = [
     "AFFECTS",
-    "EXPOSURES",
+    "ASSUMPTIONS",
     "FITTED",
+    "INTENSITY_FEATURES",
+    "SPEAKER_FEATURES",
+    "Assumption",
+    "Component",
     "FittedModel",
     "client_turn",
     "default_model_path",
-    "fit",
     "load_model",
     "write_model",
 ]
-

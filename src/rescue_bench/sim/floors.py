@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from rescue_bench.labels import strategies
 from rescue_bench.sim.agents import reference_turn
-from rescue_bench.sim.fitted import move_of
-from rescue_bench.sim.hearing import hear
-from rescue_bench.sim.offline import Fitted, OfflineSimulator
+from rescue_bench.sim.fitted import NO_AFFECT, rewards, state_arrays
+from rescue_bench.sim.hearing import REACHES, Heard, hear
+from rescue_bench.sim.offline import Fitted, OfflineSimulator, client_sets
+from rescue_bench.sim.reader import AFFECTS
 from rescue_bench.sim.record import AgentAction, EpisodeBody, ReferenceJson
-from rescue_bench.sim.state import PATTERN_VALUE, STANCE_VALUE, VALENCE_WEIGHT, HiddenState, reward
+from rescue_bench.sim.state import HiddenState, reward, stance_term
 
 RULES: tuple[str, ...] = ("silent", "group", "first", "last", "rotate")
 """The targeting rules of the constant policies."""
@@ -41,7 +44,7 @@ TIE = 1e-9
 MAX_TRANSITIONS = 50_000
 """The search's budget for the ``scripted`` rules: an episode whose states need more transitions
 than this gets no optimum (their moving stances make four-client families too many to search). The
-``fitted`` simulator keeps stances and is searched on a compact state, always in full."""
+``fitted`` simulator is searched on arrays, always in full."""
 
 
 def constant_policies(scenario: str) -> list[str]:
@@ -85,7 +88,7 @@ def search(
 ) -> tuple[float, float] | None:
     """``(optimum, worst)``: the highest and the lowest J over every sequence of distinguishable steps;
     ``None`` when that takes more than ``budget`` transitions. ``compact``: search the ``fitted``
-    simulator on its compact state (the same numbers, faster)."""
+    simulator on arrays (:func:`_search_fitted`: the same numbers, far faster)."""
     if compact and isinstance(sim, Fitted):
         return _search_fitted(sim, initial, clients, scenario, horizon=horizon, gamma=gamma, lam=lam)
     spent = [0]
@@ -123,45 +126,51 @@ def search(
     return None if spent[0] > budget else found
 
 
+CHUNK = 200_000
+"""Most states the search of the ``fitted`` simulator steps at once (it splits larger levels)."""
+
+
 def _search_fitted(
     sim: Fitted, initial: HiddenState, clients: Sequence[str], scenario: str, *, horizon: int, gamma: float, lam: float
 ) -> tuple[float, float]:
-    """:func:`search` for the ``fitted`` simulator on a compact state (each client's valence and
-    intensity, the pattern; its stances never move), through the model's own per-client step and
-    pattern step: the same transition, without building a state per step."""
+    """:func:`search` for the ``fitted`` simulator: every sequence of steps played at once on arrays
+    (:meth:`rescue_bench.sim.fitted.FittedModel.step_arrays`, the very step an episode takes), its
+    expected states never rounded. When the model is monotone
+    (:attr:`rescue_bench.sim.fitted.FittedModel.monotone`: warm >= neutral >= hostile for every client
+    the words reach, and a calmer state never leads to a less calm one), the optimum says warm words
+    and the worst hostile ones to every set of clients: the same optimum and worst as a search over
+    every affect (``tests/sim/test_sim_floors.py`` checks it), in far fewer steps; otherwise every
+    affect is searched."""
     model = sim.model
-    plans = [
-        (tuple(h.exposure(c) for c in clients), None if h.silent else h.affect, move_of(h))
-        for h in sim.distinct_steps(initial, clients, scenario)
-    ]
-    stances = [STANCE_VALUE[v] for v in initial.stances.values()]
-    stance_term = 0.5 * (sum(stances) / len(stances) if stances else 0.0)
-    step_of: dict[tuple[Any, ...], tuple[str, int]] = {}
+    n = len(clients)
+    said = [a for a in AFFECTS] if not model.monotone else []
+    plans = [(g, a) for g in client_sets(clients) for a in (said or [""])]
+    reach = np.array([[REACHES.index("silence")] * n] + [[REACHES.index(Heard(recipients=g).reach(c, clients)) for c in clients] for g, _ in plans])
+    move = np.array([0] + [1 if len(g) == 1 else 2 for g, _ in plans])
+    x0, p0, q0 = state_arrays(initial, clients, scenario)
+    stances = stance_term(initial)
 
-    def client(v: str, x: int, exposure: str, affect: str | None, t: int, i: int) -> tuple[str, int]:
-        key = (v, x, exposure, affect, t, i)
-        if key not in step_of:
-            step_of[key] = model.client_step(v, x, exposure, affect if exposure in ("alone", "group") else None, t, i)
-        return step_of[key]
+    def extreme(affect: str, best: bool) -> float:
+        affects = np.array([NO_AFFECT] + [AFFECTS.index(a or affect) for _, a in plans])
+        b = len(affects)
 
-    def reward_of(people: tuple[tuple[str, int], ...], pattern: str) -> float:
-        top = max((x / 10 * VALENCE_WEIGHT[v] for v, x in people), default=0.0)
-        return stance_term + 0.5 * PATTERN_VALUE.get(pattern, 0.0) - lam * top
+        def go(x: np.ndarray, p: np.ndarray, q: np.ndarray, total: np.ndarray, t: int) -> float:
+            if t > horizon:
+                return float(total.max() if best else total.min())
+            if len(total) * b > CHUNK and len(total) > 1:
+                size = max(1, CHUNK // b)
+                parts = [go(x[i : i + size], p[i : i + size], q[i : i + size], total[i : i + size], t) for i in range(0, len(total), size)]
+                return max(parts) if best else min(parts)
+            m = len(total)
+            x2, p2, q2 = model.step_arrays(
+                np.repeat(x, b, axis=0), np.repeat(p, b, axis=0), np.repeat(q, b, axis=0),
+                np.tile(reach, (m, 1)), np.tile(affects, m), np.tile(move, m), scenario,
+            )
+            return go(x2, p2, q2, np.repeat(total, b) + gamma ** (t - 1) * rewards(x2, p2, q2, scenario, stances, lam), t + 1)
 
-    @cache
-    def value(people: tuple[tuple[str, int], ...], pattern: str, t: int) -> tuple[float, float]:
-        best, worst = -float("inf"), float("inf")
-        for exposures, affect, move in plans:
-            nxt = tuple(client(v, x, exposures[i], affect, t, i) for i, (v, x) in enumerate(people))
-            p = model.next_pattern(pattern, move)
-            r = reward_of(nxt, p)
-            hi, lo = value(nxt, p, t + 1) if t < horizon else (0.0, 0.0)
-            best = max(best, r + gamma * hi)
-            worst = min(worst, r + gamma * lo)
-        return best, worst
+        return go(x0[None], p0[None], q0[None], np.zeros(1), 1)
 
-    start = tuple((initial.emotions[c].valence, initial.emotions[c].intensity) for c in clients)
-    return value(start, initial.pattern, 1)
+    return extreme("warm", True), extreme("hostile", False)
 
 
 @dataclass(frozen=True)

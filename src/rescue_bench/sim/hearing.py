@@ -24,6 +24,12 @@ from dataclasses import dataclass
 from rescue_bench.sim.reader import named_clients
 from rescue_bench.sim.record import AgentAction, HeardJson
 
+REACHES: tuple[str, ...] = ("silence", "alone", "subgroup", "group", "left_out")
+"""How a step can reach a client (:meth:`Heard.reach`); the words reach the first four's clients
+addressed (``alone``, ``subgroup``, ``group``)."""
+ADDRESSED: frozenset[str] = frozenset({"alone", "subgroup", "group"})
+"""The reaches of a client the words were said to."""
+
 
 @dataclass(frozen=True)
 class Heard:
@@ -41,13 +47,16 @@ class Heard:
     def silent(self) -> bool:
         return not self.recipients
 
-    def exposure(self, client: str) -> str:
-        """``alone``, ``group`` (addressed with others), ``left_out`` (others addressed) or ``silence``."""
+    def reach(self, client: str, clients: Sequence[str]) -> str:
+        """How the step reached ``client`` (:data:`REACHES`): ``alone``, in a ``subgroup`` (with others,
+        not everyone), with the whole ``group``, ``left_out`` (others were addressed) or ``silence``."""
         if self.silent:
             return "silence"
         if client not in self.recipients:
             return "left_out"
-        return "alone" if len(self.recipients) == 1 else "group"
+        if len(self.recipients) == 1:
+            return "alone"
+        return "group" if len(self.recipients) >= len(clients) else "subgroup"
 
     def to_json(self) -> HeardJson:
         return {"recipients": list(self.recipients), "affect": self.affect, "named": list(self.named), "silent": self.silent}

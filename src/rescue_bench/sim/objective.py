@@ -34,8 +34,9 @@ import numpy as np
 from rescue_bench.agent.metrics import leaves_out, whole_group
 from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
-from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, Estimate, HeardJson, StateJson
+from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, HeardJson, StateJson
 from rescue_bench.sim.state import HiddenState, is_repaired, max_distress, objective
+from rescue_bench.summary import Interval, SimEntry
 
 CLUSTER = "sample_id"
 """The records' field the intervals resample (clips)."""
@@ -316,28 +317,28 @@ def interval_note(clips: int, confidence: float) -> str:
     return f"{level_text(confidence)} CI covers ~{round(100 * share)}% at {clips} clips" if share is not None else "coverage not measured"
 
 
-SimSummary = dict[str, Estimate | int | str | None]
-"""A scenario's entry of ``summary.json``: ``episodes``, ``clips``, ``floor_policy``, ``interval`` and an :class:`Estimate` per metric."""
-
-
 def summarize(
     records: Sequence[EpisodeRecord] | Sequence[dict[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
-) -> dict[str, SimSummary]:
-    """``{scenario: {"episodes", "clips", "floor_policy", "interval", metric: {"value", "ci_low",
-    "ci_high", "n"}}}`` with percentile cluster-bootstrap intervals over clips (the pooled ones
-    resample within each scenario), none below :data:`MIN_CLIPS_FOR_INTERVAL` clips. ``records``: the
-    episodes' records as the engine made them, or the lines of ``results/sim.jsonl`` as read."""
+) -> dict[str, SimEntry]:
+    """Per scenario: ``episodes``, ``clips``, ``floor_policy``, ``interval``, every metric of
+    :data:`METRICS` with its percentile cluster-bootstrap interval over clips (the pooled ones
+    resample within each scenario; none below :data:`MIN_CLIPS_FOR_INTERVAL` clips) and, under a
+    ``fitted`` simulator, ``sensitivity`` (:func:`rescue_bench.sim.sensitivity.summarize_sensitivity`).
+    ``records``: the episodes' records as the engine made them, or the lines of ``results/sim.jsonl`` as read."""
+    from rescue_bench.sim.sensitivity import summarize_sensitivity
+
     typed, policies = with_run_floor(_typed(records))
-    out: dict[str, SimSummary] = {}
+    sensitivity = summarize_sensitivity(typed)
+    out: dict[str, SimEntry] = {}
     for scenario in SCENARIOS3:
         chosen = subset(typed, scenario)
         clips = len({r["sample_id"] for r in chosen})
         floor = policies.get(scenario) if scenario in policies else " / ".join(f"{k}: {v}" for k, v in policies.items() if v)
-        entry: SimSummary = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
-                             "interval": interval_note(clips, confidence)}
+        entry: dict[str, Any] = {"episodes": len(chosen), "clips": clips, "floor_policy": floor or None,
+                                 "interval": interval_note(clips, confidence)}
         for m in METRICS:
             if not chosen:
-                entry[m.name] = {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+                entry[m.name] = Interval(value=None, ci_low=None, ci_high=None, n=0)
                 continue
             stat = m.statistic()
             sums = stat.components(chosen).sum(axis=0)
@@ -346,8 +347,10 @@ def summarize(
                 strata = "scenario" if scenario not in policies else None  # the pooled number keeps each scenario's clips
                 lo, hi = bootstrap_ci(chosen, stat, CLUSTER, n_resamples=n_resamples, confidence=confidence, seed=seed, strata=strata)
                 low, high = _clean(lo), _clean(hi)
-            entry[m.name] = {"value": _clean(stat(chosen)), "ci_low": low, "ci_high": high, "n": int(sums[1])}
-        out[scenario] = entry
+            entry[m.name] = Interval(value=_clean(stat(chosen)), ci_low=low, ci_high=high, n=int(sums[1]))
+        if sensitivity.get(scenario) is not None:
+            entry["sensitivity"] = sensitivity[scenario]
+        out[scenario] = SimEntry.model_validate(entry)
     return out
 
 
@@ -400,7 +403,7 @@ def compare_runs(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], *, n_re
 
 class Feeling(TypedDict):
     valence: str
-    intensity: int
+    intensity: float
 
 
 class StepBreakdown(TypedDict):

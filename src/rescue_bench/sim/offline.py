@@ -25,7 +25,7 @@ from rescue_bench.sim.fitted import client_turn as fitted_turn
 from rescue_bench.sim.hearing import Heard
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, FITTED, OFFLINE_SIMULATORS, SCRIPTED
 from rescue_bench.sim.reader import AFFECTS
-from rescue_bench.sim.record import EffectJson, InferenceJson, SimulatorDescription
+from rescue_bench.sim.record import CheckJson, EffectJson, InferenceJson, SimulatorDescription
 from rescue_bench.sim.scripted import Action, fits, next_speaker, transition
 from rescue_bench.sim.scripted import client_turn as scripted_turn
 from rescue_bench.sim.state import HiddenState, most_distressed
@@ -62,7 +62,7 @@ class OfflineSimulator(Protocol):
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]: ...
 
 
-def _groups(clients: Sequence[str]) -> list[tuple[str, ...]]:
+def client_sets(clients: Sequence[str]) -> list[tuple[str, ...]]:
     """Every non-empty set of clients, in client order."""
     return [tuple(c) for k in range(1, len(clients) + 1) for c in combinations(clients, k)]
 
@@ -98,7 +98,7 @@ class Scripted:
         labels = strategies(scenario)
         chosen = [s for s in (next((x for x in labels if fits(x, state.pattern, scenario)), None),
                               next((x for x in labels if not fits(x, state.pattern, scenario)), None)) if s is not None]
-        return [Heard()] + [Heard(recipients=g, words="...", strategy=s) for g in _groups(clients) for s in chosen]
+        return [Heard()] + [Heard(recipients=g, words="...", strategy=s) for g in client_sets(clients) for s in chosen]
 
 
 class Fitted:
@@ -115,7 +115,7 @@ class Fitted:
         return self.model.read(words)
 
     def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, StepInfo]:
-        return self.model.transition(state, heard, clients, t), StepInfo()
+        return self.model.transition(state, heard, clients, scenario), StepInfo()
 
     def speaker(
         self, after: HiddenState, heard: Heard, info: StepInfo, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
@@ -131,16 +131,18 @@ class Fitted:
             self._description = {
                 "name": FITTED, "model": self.path or "default", "sha256": m.sha256(), "version": m.version, "fitted_on": m.source.name,
                 "affect_used": m.affect_used, "readings": [cast(InferenceJson, r.model_dump(mode="json")) for r in m.readings],
-                "effects": [cast(EffectJson, e.model_dump(mode="json")) for e in m.effects], "heldout": m.heldout,
+                "effects": [cast(EffectJson, e.model_dump(mode="json")) for e in m.effects],
+                "validation": [cast(CheckJson, c.model_dump(mode="json")) for c in m.validation],
             }
+            if m.variant:
+                self._description["variant"] = m.variant
             if self.held_out:
                 self._description["refitted_without"] = self.held_out
         return self._description
 
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]:
-        """Silence, and every set of clients with every affect the model hears."""
-        affects = AFFECTS if self.model.affect_used else ("neutral",)
-        return [Heard()] + [Heard(recipients=g, words="...", affect=a) for g in _groups(clients) for a in affects]
+        """Silence, and every set of clients with every affect the words can be read as."""
+        return [Heard()] + [Heard(recipients=g, words="...", affect=a) for g in client_sets(clients) for a in AFFECTS]
 
 
 def offline_simulator(name: str, model: FittedModel | OfflineSimulator | str | None = None) -> OfflineSimulator | None:

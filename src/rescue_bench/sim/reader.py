@@ -84,6 +84,14 @@ def marker_counts(text: str) -> tuple[int, int]:
     return sum(t in HOSTILE_MARKERS for t in tokens), sum(t in WARM_MARKERS for t in tokens)
 
 
+def marker_affect(text: str) -> str:
+    """The affect the marker lists alone read in ``text``: ``warm`` with more warm markers than hostile
+    ones, ``hostile`` with more hostile ones, else ``neutral`` (the declared reader the simulator falls
+    back on when the learned one does not beat chance on held-out sessions)."""
+    hostile, warm = marker_counts(text)
+    return "warm" if warm > hostile else "hostile" if hostile > warm else "neutral"
+
+
 def _markers(texts: Sequence[str]) -> np.ndarray:
     return np.array([[math.log1p(c) for c in marker_counts(t)] for t in texts], dtype=float).reshape(-1, 2)
 
@@ -185,21 +193,28 @@ class ReadRow:
 
 
 def crossfit(
-    clips: Sequence[Clip], rows_of: Callable[[Clip], list[tuple[int, str, str]]]
+    clips: Sequence[Clip], rows_of: Callable[[Clip], list[tuple[int, str, str]]], fold: Callable[[Clip], str] | None = None
 ) -> tuple[dict[str, LinearReader], list[ReadRow]]:
-    """A reader per clip fitted on the *other* clips' labelled rows (``{sample_id: reader}``; none
-    when the others have no labelled row), and every labelled row read by its clip's reader, which a
-    reading is measured on."""
-    by_clip = {c.sample_id: rows_of(c) for c in clips}
+    """A reader per fold fitted on the *other* folds' labelled rows (``{fold: reader}``; none when
+    the others have no labelled row), and every labelled row read by its fold's reader, which a
+    reading is measured on. ``fold``: a clip's fold (default: the clip itself; the simulator's fit
+    leaves out a whole couple or family, :func:`rescue_bench.sim.units.group_of`)."""
+    fold_of = fold or (lambda c: c.sample_id)
+    rows_by_clip = {c.sample_id: rows_of(c) for c in clips}
+    folds: dict[str, list[Clip]] = {}
+    for c in clips:
+        folds.setdefault(fold_of(c), []).append(c)
     readers: dict[str, LinearReader] = {}
     records: list[ReadRow] = []
-    for sid, rows in by_clip.items():
-        train = [(t, y) for other, rs in by_clip.items() if other != sid for _, t, y in rs]
+    for key, members in folds.items():
+        train = [(t, y) for c in clips if fold_of(c) != key for _, t, y in rows_by_clip[c.sample_id]]
         if not train:
             continue
-        readers[sid] = reader = fit_linear([t for t, _ in train], [y for _, y in train])
-        for (i, _, gold), pred in zip(rows, reader.predict([t for _, t, _ in rows])):
-            records.append(ReadRow(sample_id=sid, row=i, gold=gold, prediction=pred))
+        readers[key] = reader = fit_linear([t for t, _ in train], [y for _, y in train])
+        for c in members:
+            rows = rows_by_clip[c.sample_id]
+            for (i, _, gold), pred in zip(rows, reader.predict([t for _, t, _ in rows])):
+                records.append(ReadRow(sample_id=c.sample_id, row=i, gold=gold, prediction=pred))
     return readers, records
 
 

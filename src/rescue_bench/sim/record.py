@@ -43,15 +43,18 @@ class HeardJson(TypedDict):
 class ClientStateJson(TypedDict):
     emotion: str
     valence: str
-    intensity: int
+    intensity: float
+    valence_p: NotRequired[dict[str, float]]
 
 
 class StateJson(TypedDict):
-    """:class:`rescue_bench.sim.state.HiddenState` as a record holds it."""
+    """:class:`rescue_bench.sim.state.HiddenState` as a record holds it (an expected state with its
+    distributions)."""
 
     emotions: dict[str, ClientStateJson]
     stances: dict[str, str]
     pattern: str
+    pattern_p: NotRequired[dict[str, float]]
 
 
 class StanceCardJson(TypedDict):
@@ -151,20 +154,37 @@ class InferenceJson(TypedDict):
 
 
 class EffectJson(TypedDict):
-    """:class:`rescue_bench.sim.fitted.Effect` (a contrast of two arms of units) as JSON."""
+    """:class:`rescue_bench.sim.fitted.EffectEstimate` (learned with its interval, at its floor, or assumed) as JSON."""
 
     name: str
-    arms: list[str]
-    n: list[int]
-    observed: float | None
-    fitted: float | None
-    scripted: float | None
+    component: str
+    status: str
+    value: float | None
+    ci: list[float] | None
+    units: int | None
+    note: str
+
+
+class CheckJson(TypedDict):
+    """:class:`rescue_bench.sim.fitted.Check` (the simulator against its best floor out of sample) as JSON."""
+
+    measure: str
+    label: str
+    simulator: float | None
+    floor: str
+    floor_value: float | None
+    difference: float | None
+    ci: list[float] | None
+    points: int
+    clips: int
+    verdict: str
 
 
 class SimulatorDescription(TypedDict, total=False):
     """Which simulator played an episode (a record's ``simulator_model``): a model simulator has its
     ``name`` only, the ``scripted`` smoke test says so, a ``fitted`` model names its file, digest and
-    what it was fitted on and how well it holds."""
+    what it was fitted on, its effects (learned, at a floor, or assumed) and how it did against its
+    floors on sessions it was not fitted on (``validation``)."""
 
     name: str
     smoke_test: bool
@@ -175,7 +195,8 @@ class SimulatorDescription(TypedDict, total=False):
     affect_used: bool
     readings: list[InferenceJson]
     effects: list[EffectJson]
-    heldout: dict[str, float | int | None]
+    validation: list[CheckJson]
+    variant: str
     refitted_without: str
 
 
@@ -222,16 +243,6 @@ EpisodeMetrics = TypedDict(
 added when a run is summarised (:func:`rescue_bench.sim.objective.with_run_floor`)."""
 
 
-class Estimate(TypedDict):
-    """A summary's number: the value over the records, its interval (``None``: none computed) and
-    how many units it is over."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-
-
 class EpisodeBody(Located):
     """An episode's record before its metrics (what :func:`rescue_bench.sim.objective.episode_metrics` reads)."""
 
@@ -250,6 +261,14 @@ class EpisodeBody(Located):
     reference: ReferenceJson | None
 
 
+class VariantJ(TypedDict):
+    """An episode under one variant of the simulator's assumptions (:mod:`rescue_bench.sim.sensitivity`):
+    the agent's J (its recorded steps replayed; ``None`` for an excluded episode) and every constant policy's."""
+
+    J: float | None
+    constant: dict[str, float]
+
+
 class EpisodeRecord(EpisodeBody):
     """An episode's line of ``results/sim.jsonl``."""
 
@@ -257,3 +276,5 @@ class EpisodeRecord(EpisodeBody):
     gold: None
     valid: bool
     error: str | None
+    sensitivity: NotRequired[dict[str, VariantJ]]
+    """Under a ``fitted`` simulator: the episode under every variant of its assumptions, by variant name."""

@@ -7,11 +7,17 @@ The state (the paper's Appendix B, Eq. 12-13) is explicit and closed:
 * per ordered pair of clients ``"A->B"``: A's ``stance`` toward B (:data:`STANCES`);
 * the active relation ``pattern`` (a label of the scenario's set).
 
+A state may be an **expected state** (what the ``fitted`` simulator plays): the intensity is then an
+expectation (a real number 0-10), and ``valence_p`` / ``pattern_p`` hold the probability of each
+valence and pattern; ``valence`` and ``pattern`` name the most likely one, for display. The
+objective's terms are their expectations: no rounding stands between a step and its score. A state
+without them (the cards' initial state, a model simulator's) is certain.
+
 Definitions (docs/decisions.md, "Closed-loop evaluation"):
 
-* distress ``d(s_i) = intensity / 10 * VALENCE_WEIGHT[valence]`` (negative 1, neutral 0.25,
+* distress ``d(s_i) = intensity / 10 * E[VALENCE_WEIGHT[valence]]`` (negative 1, neutral 0.25,
   positive 0), in [0, 1];
-* group utility ``U(s, G) = 0.5 * mean over ordered pairs of STANCE_VALUE + 0.5 * PATTERN_VALUE``,
+* group utility ``U(s, G) = 0.5 * mean over ordered pairs of STANCE_VALUE + 0.5 * E[PATTERN_VALUE]``,
   in [-1, 1] (no pair: the stance term is 0).
 """
 
@@ -70,7 +76,17 @@ class ClientState(BaseModel):
 
     emotion: str
     valence: Valence
-    intensity: int = Field(ge=0, le=10)
+    """The valence (the most likely one in an expected state)."""
+    intensity: float = Field(ge=0, le=10, allow_inf_nan=False)
+    """0-10: an annotated or a model's integer, or an expectation."""
+    valence_p: dict[str, float] | None = None
+    """The probability of each valence of :data:`VALENCES` (an expected state); ``None``: certain."""
+
+    def valence_weight(self) -> float:
+        """The expected :data:`VALENCE_WEIGHT` of the client's valence."""
+        if self.valence_p is None:
+            return VALENCE_WEIGHT[self.valence]
+        return sum(p * VALENCE_WEIGHT[v] for v, p in self.valence_p.items())
 
 
 class HiddenState(BaseModel):
@@ -82,14 +98,23 @@ class HiddenState(BaseModel):
     stances: dict[str, str]
     """``"A->B"`` -> one of :data:`STANCES`, for every ordered pair of clients."""
     pattern: str
+    """The active pattern (the most likely one in an expected state)."""
+    pattern_p: dict[str, float] | None = None
+    """The probability of each pattern of the scenario's set (an expected state); ``None``: certain."""
+
+    def pattern_value(self) -> float:
+        """The expected :data:`PATTERN_VALUE` of the active pattern."""
+        if self.pattern_p is None:
+            return PATTERN_VALUE.get(self.pattern, 0.0)
+        return sum(p * PATTERN_VALUE.get(k, 0.0) for k, p in self.pattern_p.items())
 
     def to_json(self) -> StateJson:
-        return cast(StateJson, self.model_dump(mode="json"))
+        return cast(StateJson, self.model_dump(mode="json", exclude_none=True))
 
 
 def distress(client: ClientState) -> float:
-    """``d(s_i)``: intensity / 10 weighted by valence (see the module doc)."""
-    return client.intensity / 10 * VALENCE_WEIGHT[client.valence]
+    """``d(s_i)``: intensity / 10 weighted by the (expected) valence weight (see the module doc)."""
+    return client.intensity / 10 * client.valence_weight()
 
 
 def distresses(state: HiddenState) -> dict[str, float]:
@@ -112,10 +137,14 @@ def most_distressed(state: HiddenState, clients: list[str]) -> str | None:
 
 
 def utility(state: HiddenState) -> float:
-    """``U(s, G)``: half the mean stance value over ordered pairs, half the pattern's value."""
+    """``U(s, G)``: half the mean stance value over ordered pairs, half the pattern's (expected) value."""
+    return stance_term(state) + 0.5 * state.pattern_value()
+
+
+def stance_term(state: HiddenState) -> float:
+    """The stance half of U: half the mean stance value over ordered pairs (0 without a pair)."""
     values = [STANCE_VALUE[v] for v in state.stances.values()]
-    stance_term = sum(values) / len(values) if values else 0.0
-    return 0.5 * stance_term + 0.5 * PATTERN_VALUE.get(state.pattern, 0.0)
+    return 0.5 * sum(values) / len(values) if values else 0.0
 
 
 def reward(state: HiddenState, lam: float) -> float:
