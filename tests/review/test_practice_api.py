@@ -338,7 +338,9 @@ def test_the_page_plays_the_fitted_simulator_and_says_what_it_hears_before_the_f
     hears = view["simulator"]
     assert view["step"] == 1 and hears["name"] == "fitted" and hears["sha256"] == sha
     assert hears["reads_tone"] is True and hears["reads_label"] is False and hears["smoke_test"] is False
-    assert hears["tone"]["balanced_accuracy"] > hears["tone"]["chance"]  # only a reading that beat chance is used
+    # the bundled model reads tone with the project's marker lists (a learned reader did not beat
+    # them on held-out sessions), so the page names no learned reader's accuracy
+    assert hears["tone"] is None
     assert hears["tone_effect"]["warm"] < 0 < hears["tone_effect"]["hostile"]
     page = alice.get(f"/practice/{view['id']}").text
     for phrase in ("What the simulated clients hear", "Whom your words reach", "The tone of your words", "Not heard:", "no words in it"):

@@ -24,7 +24,7 @@ from rescue_bench.sim.fitted import (
     load_model,
 )
 from rescue_bench.sim.fitting import fit, fit_intensity, fit_speaker
-from rescue_bench.sim.hearing import Heard
+from rescue_bench.sim.hearing import SILENCE, heard_as
 from rescue_bench.sim.offline import Fitted
 from rescue_bench.sim.options import FITTED
 from rescue_bench.sim.state import ClientState, HiddenState
@@ -108,12 +108,12 @@ def test_the_state_is_an_expectation_never_rounded_between_steps():
     state = HiddenState(emotions={"A": ClientState(emotion="hurt", valence="negative", intensity=7),
                                   "B": ClientState(emotion="calm", valence="neutral", intensity=2)},
                         stances={"A->B": "guarded", "B->A": "neutral"}, pattern="pursue_withdraw")
-    after = model.transition(state, Heard(recipients=("A",), words="x", affect="warm"), ["A", "B"], "couple")
+    after = model.transition(state, heard_as(["A"], words="x", affect="warm"), ["A", "B"], "couple")
     assert after.emotions["A"].intensity != round(after.emotions["A"].intensity)  # a real expectation, not an integer
-    assert after.emotions["A"].intensity < model.transition(state, Heard(recipients=("A",), words="x", affect="neutral"), ["A", "B"], "couple").emotions["A"].intensity
+    assert after.emotions["A"].intensity < model.transition(state, heard_as(["A"], words="x", affect="neutral"), ["A", "B"], "couple").emotions["A"].intensity
     p = after.emotions["A"].valence_p
     assert p is not None and sum(p.values()) == pytest.approx(1.0) and p["negative"] < 1.0  # warm words moved some of it
-    again = model.transition(after, Heard(), ["A", "B"], "couple")
+    again = model.transition(after, SILENCE, ["A", "B"], "couple")
     assert HiddenState.model_validate(again.to_json()) == again  # the record holds the state exactly
 
 

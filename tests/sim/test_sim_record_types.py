@@ -28,7 +28,7 @@ from rescue_bench.sim.record import (
     EpisodeMetrics,
     EpisodeRecord,
     EpisodeStep,
-    HeardJson,
+    Heard,
     InferenceJson,
     ReferenceJson,
     RoleCardJson,
@@ -62,7 +62,7 @@ def _check_episode(record: dict[str, Any]) -> None:
     for step in record["steps"]:
         _keys_fit(step, EpisodeStep)
         _keys_fit(step["action"], AgentAction)
-        _keys_fit(step["heard"], HeardJson)
+        _keys_fit(step["heard"], Heard)
         _keys_fit(step["simulator"], SimulatorOutcome)
         for turn in step["client_turns"]:
             _keys_fit(turn, ClientTurn)

@@ -96,11 +96,11 @@ def test_the_order_in_which_a_turn_names_the_clients_changes_nothing():
     clients = ["Luis", "Carmen", "Sofia"]
     a = hear({"intervened": True, "recipients": [], "turn": "Luis and Sofia, let us pause.", "how": "track"}, clients)
     b = hear({"intervened": True, "recipients": [], "turn": "Sofia and Luis, let us pause.", "how": "track"}, clients)
-    assert a.recipients == b.recipients == ("Luis", "Sofia")
+    assert a["recipients"] == b["recipients"] == ["Luis", "Sofia"]
     named = hear({"intervened": True, "recipients": ["Carmen"], "turn": "Carmen, and you too, Luis.", "how": "track"}, clients)
-    assert named.recipients == ("Luis", "Carmen")  # the declared target and whoever the words name
+    assert named["recipients"] == ["Luis", "Carmen"]  # the declared target and whoever the words name
     room = hear({"intervened": True, "recipients": [], "turn": "Let us pause.", "how": "track"}, clients)
-    assert room.recipients == tuple(clients)  # no target, no name: said to the room
+    assert room["recipients"] == clients  # no target, no name: said to the room
 
 
 def test_no_simulator_prompt_holds_the_declared_label_or_a_rule_of_reaction():

@@ -27,12 +27,13 @@ if TYPE_CHECKING:
     from rescue_bench.sim.fitted import FittedModel, load_model, write_model
     from rescue_bench.sim.fitting import fit
     from rescue_bench.sim.floors import constant_policies, episode_reference
-    from rescue_bench.sim.hearing import Heard, hear
+    from rescue_bench.sim.hearing import hear
     from rescue_bench.sim.objective import METRICS, SimMetric, breakdown, episode_metrics, paired_comparison, summarize
     from rescue_bench.sim.offline import offline_simulator
     from rescue_bench.sim.options import DEFAULT_SIMULATOR, FITTED, OFFLINE_SIMULATORS, SCRIPTED, SimOptions
     from rescue_bench.sim.prompts import SIMULATOR_TITLE, parse_simulator
-    from rescue_bench.sim.scripted import SIMULATOR, Action, transition
+    from rescue_bench.sim.record import Heard
+    from rescue_bench.sim.scripted import SIMULATOR, transition
     from rescue_bench.sim.state import ClientState, HiddenState, distress, objective, utility
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
     "SIMULATOR",
     "SIMULATOR_TITLE",
     "SIM_TASK",
-    "Action",
     "ClientState",
     "Episode",
     "EpisodeStart",
@@ -84,7 +84,7 @@ __all__ = [
 # Lazy: every ``rescue`` command imports ``rescue_bench.sim.options`` for its option defaults, and
 # that import must not load the episodes, the objective and numpy (``rescue --help`` stays fast). A
 # name of the package is imported from its module on first use.
-_MODULES = ("options", "state", "scripted", "agents", "cards", "hearing", "fitted", "fitting", "offline", "floors", "episode", "objective", "prompts")
+_MODULES = ("options", "record", "state", "scripted", "agents", "cards", "hearing", "fitted", "fitting", "offline", "floors", "episode", "objective", "prompts")
 """The package's modules, in the order a name is looked up in them."""
 
 

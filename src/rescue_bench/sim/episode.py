@@ -50,7 +50,7 @@ from rescue_bench.prompts.render import ChatMessage, Prompt
 from rescue_bench.sim.agents import LOOKAHEAD_AGENTS, Move, StrategyPrior, agent_kind, reference_answer, reference_turn
 from rescue_bench.sim.cards import RoleCard, cards_json, initial_state, role_cards
 from rescue_bench.sim.fitted import FittedModel
-from rescue_bench.sim.hearing import Heard, hear
+from rescue_bench.sim.hearing import hear
 from rescue_bench.sim.offline import OfflineSimulator, offline_simulator
 from rescue_bench.sim.options import SimOptions
 from rescue_bench.sim.prompts import parse_simulator, reask, system_prompt, user_prompt
@@ -60,6 +60,7 @@ from rescue_bench.sim.record import (
     EpisodeBody,
     EpisodeRecord,
     EpisodeStep,
+    Heard,
     ReferenceJson,
     SimulatorOutcome,
 )
@@ -385,7 +386,7 @@ class Episode:
     def _finish(self, after: HiddenState | None, turns: list[ClientTurn], simulator: SimulatorOutcome) -> None:
         assert self._chain is not None and self._action is not None and self._point is not None and self._heard is not None
         for turn in turns:
-            target = [THERAPIST] if turn["speaker"] in self._heard.recipients else [c for c in self.start.clients if c != turn["speaker"]]
+            target = [THERAPIST] if turn["speaker"] in self._heard["recipients"] else [c for c in self.start.clients if c != turn["speaker"]]
             self.transcript.append(RowView(row_index=len(self.transcript) + 1, speaker=turn["speaker"], target=target, text=turn["text"]))
         if after is not None:
             self.state = after
@@ -399,7 +400,7 @@ class Episode:
                 "top_before": self._top,
                 "chain": chain,
                 "action": self._action,
-                "heard": self._heard.to_json(),
+                "heard": self._heard,
                 "simulator": simulator,
                 "client_turns": turns,
                 "agent_failed": agent_failed,

@@ -44,7 +44,7 @@ from rescue_bench.metrics import bootstrap_ci, mean_statistic
 from rescue_bench.prompts.render import JUDGE_SYSTEM, Prompt, render_rows
 from rescue_bench.sim.episode import Episode, EpisodeStart, episode_starts
 from rescue_bench.sim.fitted import SPEAKER_FLOORS, FittedModel
-from rescue_bench.sim.hearing import Heard
+from rescue_bench.sim.hearing import SILENCE, heard_as
 from rescue_bench.sim.lexicon import valence
 from rescue_bench.sim.objective import MIN_CLIPS_FOR_INTERVAL
 from rescue_bench.sim.offline import Fitted, OfflineSimulator
@@ -288,9 +288,7 @@ def multistep(sim: OfflineSimulator, start: EpisodeStart, real: RealOutcome) -> 
     for s, later in enumerate(real["later"], 1):
         move = later["move"]
         words = move["words"] or None
-        heard = Heard(
-            recipients=tuple(move["recipients"]), words=words, affect=sim.read(words) if words else None, strategy=move["strategy"]
-        )
+        heard = heard_as(move["recipients"], words=words, affect=sim.read(words) if words else None, strategy=move["strategy"])
         state, _ = sim.step(state, heard, clients, start.scenario, s)
         seen = [c for c in clients if c in later["observed"]]
         if not seen:
@@ -316,10 +314,9 @@ def speaker_floors(start: EpisodeStart, step: EpisodeStep, speaker: str) -> dict
     """Whether each speaker floor names the real next speaker, played by the simulator's own floors
     (:data:`rescue_bench.sim.fitted.SPEAKER_FLOORS`) on the very step the simulator heard: the same
     inputs, the same rule."""
-    heard = step.get("heard") or {"recipients": [], "named": [], "affect": None, "silent": True}
-    as_heard = Heard(recipients=tuple(heard["recipients"]), named=tuple(heard["named"]), affect=heard["affect"])
+    heard = step.get("heard") or SILENCE
     spoken = [row.speaker for row in start.transcript]
-    features = speaker_features(as_heard, start.clients, spoken, spoken)
+    features = speaker_features(heard, start.clients, spoken, spoken)
     out = {}
     for name, weights in SPEAKER_FLOORS.items():
         scores = [sum(w * f for w, f in zip(weights, row)) for row in features]

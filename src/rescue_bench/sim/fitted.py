@@ -53,11 +53,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from rescue_bench.labels import patterns
-from rescue_bench.sim.hearing import ADDRESSED, REACHES, Heard
+from rescue_bench.sim.hearing import ADDRESSED, REACHES, move_of, reach
 from rescue_bench.sim.options import FITTED
 from rescue_bench.sim.reader import AFFECTS, Inference, LinearReader, marker_affect
+from rescue_bench.sim.record import Heard
 from rescue_bench.sim.state import PATTERN_VALUE, VALENCE_WEIGHT, VALENCES, ClientState, HiddenState
-from rescue_bench.sim.units import SPEAKER_FEATURES, choose_speaker, move_of, speaker_features
+from rescue_bench.sim.units import SPEAKER_FEATURES, choose_speaker, speaker_features
 from rescue_bench.summary import FloorCheck
 
 MODEL_KIND: Literal["rescue-sim-model"] = "rescue-sim-model"
@@ -422,10 +423,10 @@ def state_arrays(state: HiddenState, clients: Sequence[str], scenario: str) -> t
 
 def heard_arrays(heard: Heard, clients: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(reach, affect, move)`` of a step: each client's reach index, the affect index, the move index."""
-    reach = np.array([_REACH[heard.reach(c, clients)] for c in clients])
-    affect = np.array(NO_AFFECT if heard.silent or heard.affect is None else _AFFECT[heard.affect])
+    reaches = np.array([_REACH[reach(heard, c, clients)] for c in clients])
+    affect = np.array(NO_AFFECT if heard["silent"] or heard["affect"] is None else _AFFECT[heard["affect"]])
     move = np.array(("silence", "one", "several").index(move_of(heard)))
-    return reach, affect, move
+    return reaches, affect, move
 
 
 def _certain(probs: dict[str, float]) -> str | None:

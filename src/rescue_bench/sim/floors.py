@@ -31,7 +31,7 @@ import numpy as np
 from rescue_bench.labels import strategies
 from rescue_bench.sim.agents import reference_turn
 from rescue_bench.sim.fitted import NO_AFFECT, rewards, state_arrays
-from rescue_bench.sim.hearing import REACHES, Heard, hear
+from rescue_bench.sim.hearing import REACHES, hear, heard_as, reach
 from rescue_bench.sim.offline import Fitted, OfflineSimulator, client_sets
 from rescue_bench.sim.reader import AFFECTS
 from rescue_bench.sim.record import AgentAction, EpisodeBody, ReferenceJson
@@ -145,7 +145,7 @@ def _search_fitted(
     n = len(clients)
     said = [a for a in AFFECTS] if not model.monotone else []
     plans = [(g, a) for g in client_sets(clients) for a in (said or [""])]
-    reach = np.array([[REACHES.index("silence")] * n] + [[REACHES.index(Heard(recipients=g).reach(c, clients)) for c in clients] for g, _ in plans])
+    reaches = np.array([[REACHES.index("silence")] * n] + [[REACHES.index(reach(heard_as(g), c, clients)) for c in clients] for g, _ in plans])
     move = np.array([0] + [1 if len(g) == 1 else 2 for g, _ in plans])
     x0, p0, q0 = state_arrays(initial, clients, scenario)
     stances = stance_term(initial)
@@ -164,7 +164,7 @@ def _search_fitted(
             m = len(total)
             x2, p2, q2 = model.step_arrays(
                 np.repeat(x, b, axis=0), np.repeat(p, b, axis=0), np.repeat(q, b, axis=0),
-                np.tile(reach, (m, 1)), np.tile(affects, m), np.tile(move, m), scenario,
+                np.tile(reaches, (m, 1)), np.tile(affects, m), np.tile(move, m), scenario,
             )
             return go(x2, p2, q2, np.repeat(total, b) + gamma ** (t - 1) * rewards(x2, p2, q2, scenario, stances, lam), t + 1)
 
@@ -209,6 +209,10 @@ def episode_reference(
     best = max(constant, key=lambda p: (constant[p], -list(constant).index(p)))
     found = search(sim, initial, clients, scenario, horizon=horizon, gamma=gamma, lam=lam)
     optimum, worst = found if found is not None else (None, None)
+    if optimum is not None and worst is not None:
+        # every constant policy is a sequence the search covers: a bound it misses by a float's last
+        # bits (the search sums its rewards in another order) is the policy's
+        optimum, worst = max(optimum, max(constant.values())), min(worst, min(constant.values()))
     ref = Reference(constant=constant, floor=constant[best], floor_policy=best, optimum=optimum, worst=worst)
     if key is not None:
         _CACHE[key] = ref

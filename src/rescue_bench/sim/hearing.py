@@ -19,47 +19,45 @@ The declared strategy label is kept for the record and for the ``scripted`` smok
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from rescue_bench.sim.reader import named_clients
-from rescue_bench.sim.record import AgentAction, HeardJson
+from rescue_bench.sim.record import AgentAction, Heard
 
 REACHES: tuple[str, ...] = ("silence", "alone", "subgroup", "group", "left_out")
-"""How a step can reach a client (:meth:`Heard.reach`); the words reach the first four's clients
+"""How a step can reach a client (:func:`reach`); the words reach the first four's clients
 addressed (``alone``, ``subgroup``, ``group``)."""
 ADDRESSED: frozenset[str] = frozenset({"alone", "subgroup", "group"})
 """The reaches of a client the words were said to."""
 
 
-@dataclass(frozen=True)
-class Heard:
-    """One step as the clients heard it (see the module doc)."""
+SILENCE: Heard = {"recipients": [], "affect": None, "named": [], "silent": True, "words": None, "strategy": None}
+"""A step heard as silence."""
 
-    recipients: tuple[str, ...] = ()
-    words: str | None = None
-    affect: str | None = None
-    """The reader's affect of the words (``None``: silence, or a simulator that does not read it)."""
-    named: tuple[str, ...] = ()
-    strategy: str | None = None
-    """The declared label: read by the ``scripted`` smoke test only."""
 
-    @property
-    def silent(self) -> bool:
-        return not self.recipients
+def heard_as(
+    recipients: Sequence[str] = (), *, words: str | None = None, affect: str | None = None, named: Sequence[str] = (), strategy: str | None = None
+) -> Heard:
+    """A :class:`Heard` (silence when no client was addressed)."""
+    return {"recipients": list(recipients), "affect": affect if recipients else None, "named": list(named), "silent": not recipients,
+            "words": words if recipients else None, "strategy": strategy if recipients else None}
 
-    def reach(self, client: str, clients: Sequence[str]) -> str:
-        """How the step reached ``client`` (:data:`REACHES`): ``alone``, in a ``subgroup`` (with others,
-        not everyone), with the whole ``group``, ``left_out`` (others were addressed) or ``silence``."""
-        if self.silent:
-            return "silence"
-        if client not in self.recipients:
-            return "left_out"
-        if len(self.recipients) == 1:
-            return "alone"
-        return "group" if len(self.recipients) >= len(clients) else "subgroup"
 
-    def to_json(self) -> HeardJson:
-        return {"recipients": list(self.recipients), "affect": self.affect, "named": list(self.named), "silent": self.silent}
+def reach(heard: Heard, client: str, clients: Sequence[str]) -> str:
+    """How the step reached ``client`` (:data:`REACHES`): ``alone``, in a ``subgroup`` (with others,
+    not everyone), with the whole ``group``, ``left_out`` (others were addressed) or ``silence``."""
+    recipients = heard["recipients"]
+    if not recipients:
+        return "silence"
+    if client not in recipients:
+        return "left_out"
+    if len(recipients) == 1:
+        return "alone"
+    return "group" if len(recipients) >= len(clients) else "subgroup"
+
+
+def move_of(heard: Heard) -> str:
+    """``silence``, ``one`` client or ``several`` reached."""
+    return "silence" if not heard["recipients"] else "one" if len(heard["recipients"]) == 1 else "several"
 
 
 def has_words(text: str | None) -> bool:
@@ -73,10 +71,8 @@ def hear(action: AgentAction, clients: Sequence[str], read: Callable[[str], str 
     ``turn``) as the clients hear it; ``read`` gives the words' affect."""
     words = (action.get("turn") or "").strip()
     if not action.get("intervened") or not has_words(words):
-        return Heard()
+        return SILENCE
     named = named_clients(words, clients)
     declared = set(action.get("recipients") or [])
     recipients = [c for c in clients if c in declared or c in named] or list(clients)
-    return Heard(
-        recipients=tuple(recipients), words=words, affect=read(words) if read else None, named=tuple(named), strategy=action.get("how")
-    )
+    return heard_as(recipients, words=words, affect=read(words) if read else None, named=named, strategy=action.get("how"))

@@ -34,7 +34,7 @@ import numpy as np
 from rescue_bench.agent.metrics import leaves_out, whole_group
 from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.metrics import AdditiveStatistic, bootstrap_ci
-from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, HeardJson, StateJson
+from rescue_bench.sim.record import EpisodeBody, EpisodeMetrics, EpisodeRecord, EpisodeStep, Heard, StateJson
 from rescue_bench.sim.state import HiddenState, is_repaired, max_distress, objective
 from rescue_bench.summary import Interval, SimEntry
 
@@ -416,7 +416,7 @@ class StepBreakdown(TypedDict):
     whom: str | None
     how: str | None
     turn: str | None
-    heard: HeardJson
+    heard: Heard
     wordless: bool
     left_out: bool | None
     group_address: bool
@@ -459,7 +459,7 @@ def breakdown(episode: dict[str, Any]) -> list[StepBreakdown]:
     for step in record["steps"]:
         action = step["action"]
         recipients = _heard(step)
-        heard: HeardJson = step.get("heard") or {"recipients": recipients, "affect": None, "named": [], "silent": not recipients}
+        heard: Heard = step.get("heard") or {"recipients": recipients, "affect": None, "named": [], "silent": not recipients}
         after = step.get("distress")
         state = step.get("state")
         top = step["top_before"]

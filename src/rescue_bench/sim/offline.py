@@ -1,6 +1,6 @@
 """The offline simulators behind one interface: the ``fitted`` default and the ``scripted`` smoke test.
 
-Each plays a step from the state before and the step as heard (:class:`rescue_bench.sim.hearing.Heard`):
+Each plays a step from the state before and the step as heard (:class:`rescue_bench.sim.record.Heard`):
 the state after, who speaks, and what they say. An episode (:class:`rescue_bench.sim.Episode`) and the
 floors and optimum (:mod:`rescue_bench.sim.floors`) call the same methods, so a policy run through
 an episode and the same policy searched by the floors get the same J.
@@ -22,12 +22,12 @@ from typing import Protocol, cast
 from rescue_bench.labels import strategies
 from rescue_bench.sim.fitted import FittedModel, load_model
 from rescue_bench.sim.fitted import client_turn as fitted_turn
-from rescue_bench.sim.hearing import Heard
+from rescue_bench.sim.hearing import SILENCE, heard_as
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, FITTED, OFFLINE_SIMULATORS, SCRIPTED
 from rescue_bench.sim.reader import AFFECTS
-from rescue_bench.sim.record import CheckJson, EffectJson, InferenceJson, SimulatorDescription
-from rescue_bench.sim.scripted import Action, fits, next_speaker, transition
+from rescue_bench.sim.record import CheckJson, EffectJson, Heard, InferenceJson, SimulatorDescription
 from rescue_bench.sim.scripted import client_turn as scripted_turn
+from rescue_bench.sim.scripted import fits, next_speaker, transition
 from rescue_bench.sim.state import HiddenState, most_distressed
 
 __all__ = ["DEFAULT_SIMULATOR", "FITTED", "OFFLINE_SIMULATORS", "SCRIPTED", "Fitted", "OfflineSimulator", "Scripted", "offline_simulator"]
@@ -74,17 +74,15 @@ class Scripted:
         return None
 
     def step(self, state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str, t: int) -> tuple[HiddenState, StepInfo]:
-        action = Action(heard.recipients, heard.strategy, heard.words, len(heard.recipients) == len(clients) > 1)
         top = most_distressed(state, list(clients))
-        after, escalated = transition(state, action, clients, scenario)
+        after, escalated = transition(state, heard, clients, scenario)
         return after, StepInfo(escalated=escalated, top=top)
 
     def speaker(
         self, after: HiddenState, heard: Heard, info: StepInfo, clients: Sequence[str], spoken: Sequence[str], real: Sequence[str]
     ) -> str:
-        action = Action(heard.recipients, heard.strategy, heard.words)
         assert info.escalated is not None
-        return next_speaker(after, action, info.top, info.escalated, clients, spoken, real=real)
+        return next_speaker(after, heard, info.top, info.escalated, clients, spoken, real=real)
 
     def turn(self, speaker: str, after: HiddenState, clients: Sequence[str], said: Sequence[str], salt: str) -> str:
         return scripted_turn(speaker, after, clients)
@@ -98,7 +96,7 @@ class Scripted:
         labels = strategies(scenario)
         chosen = [s for s in (next((x for x in labels if fits(x, state.pattern, scenario)), None),
                               next((x for x in labels if not fits(x, state.pattern, scenario)), None)) if s is not None]
-        return [Heard()] + [Heard(recipients=g, words="...", strategy=s) for g in client_sets(clients) for s in chosen]
+        return [SILENCE] + [heard_as(g, words="...", strategy=s) for g in client_sets(clients) for s in chosen]
 
 
 class Fitted:
@@ -142,7 +140,7 @@ class Fitted:
 
     def distinct_steps(self, state: HiddenState, clients: Sequence[str], scenario: str) -> list[Heard]:
         """Silence, and every set of clients with every affect the words can be read as."""
-        return [Heard()] + [Heard(recipients=g, words="...", affect=a) for g in client_sets(clients) for a in AFFECTS]
+        return [SILENCE] + [heard_as(g, words="...", affect=a) for g in client_sets(clients) for a in AFFECTS]
 
 
 def offline_simulator(name: str, model: FittedModel | OfflineSimulator | str | None = None) -> OfflineSimulator | None:

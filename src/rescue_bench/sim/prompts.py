@@ -25,8 +25,7 @@ from rescue_bench.labels import PATTERNS
 from rescue_bench.parse import ParsedAnswer, extract_json, match_label
 from rescue_bench.prompts.render import SETTING, render_rows
 from rescue_bench.sim.cards import RoleCard
-from rescue_bench.sim.hearing import Heard
-from rescue_bench.sim.record import ClientStateJson
+from rescue_bench.sim.record import ClientStateJson, Heard
 from rescue_bench.sim.state import STANCES, VALENCES, HiddenState, pair_key, pairs
 from rescue_bench.tasks.er import integer_intensity
 from rescue_bench.tasks.instance import RowView
@@ -65,10 +64,10 @@ def system_prompt(scenario: str, cards: Mapping[str, RoleCard]) -> str:
 def describe_action(heard: Heard, clients: Sequence[str]) -> str:
     """What the therapist did, as the clients heard it: whom they spoke to and their words (never a
     strategy label)."""
-    if heard.silent:
+    if heard["silent"]:
         return "The therapist stayed silent this turn."
-    whom = "everyone" if len(heard.recipients) == len(clients) > 1 else " and ".join(heard.recipients)
-    return f'The therapist spoke to {whom} and said: "{heard.words}"'
+    whom = "everyone" if len(heard["recipients"]) == len(clients) > 1 else " and ".join(heard["recipients"])
+    return f'The therapist spoke to {whom} and said: "{heard.get("words")}"'
 
 
 def user_prompt(transcript: Sequence[RowView], state: HiddenState, heard: Heard, t: int, horizon: int) -> str:

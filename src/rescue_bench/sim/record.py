@@ -8,10 +8,14 @@ declaration. A record read back from a file is the same dict; the functions that
 outside (:func:`rescue_bench.sim.objective.summarize`, ...) type it at that boundary.
 
 No ``from __future__ import annotations`` here: the classes' required and optional keys are then
-known at run time too (``__required_keys__``), which the tests compare with real records.
+known at run time too (``__required_keys__``), which the tests compare with real records. They are
+``typing_extensions`` TypedDicts, which pydantic validates on Python 3.11 too (the practice page's
+answers hold a :class:`Heard`).
 """
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from rescue_bench.agent.chain import StepJson
 from rescue_bench.records import Located
@@ -31,13 +35,20 @@ class AgentAction(TypedDict):
     """The clients its target stands for (none when it kept silent)."""
 
 
-class HeardJson(TypedDict):
-    """:class:`rescue_bench.sim.hearing.Heard` as a record holds it."""
+class Heard(TypedDict):
+    """One step as the clients heard it (:mod:`rescue_bench.sim.hearing`): the one type of it, in
+    the simulators, the episode's record and the practice page's answers. ``words`` and ``strategy``
+    (the declared label, which only the ``scripted`` smoke test reads) are absent from records
+    written before they were kept."""
 
     recipients: list[str]
+    """The clients the words were said to, in client order (none: silence)."""
     affect: str | None
+    """The reader's affect of the words (``None``: silence, or a simulator that does not read it)."""
     named: list[str]
     silent: bool
+    words: NotRequired[str | None]
+    strategy: NotRequired[str | None]
 
 
 class ClientStateJson(TypedDict):
@@ -102,7 +113,7 @@ class EpisodeStep(TypedDict):
     """The most distressed client before the step (``None``: no one is)."""
     chain: dict[str, StepJson]
     action: AgentAction
-    heard: NotRequired[HeardJson]
+    heard: NotRequired[Heard]
     """Every episode writes it; the readers fall back on ``action`` without it."""
     simulator: SimulatorOutcome
     client_turns: list[ClientTurn]

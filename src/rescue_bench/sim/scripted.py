@@ -32,9 +32,9 @@ no client could hear: the report's checks show it (the label check fails). The d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rescue_bench.sim.options import SCRIPTED
+from rescue_bench.sim.record import Heard
 from rescue_bench.sim.state import (
     STANCES,
     ClientState,
@@ -107,21 +107,6 @@ AWAY_DISTRESS = 0.7
 """``top`` escalating to at least this distress pushes the pattern away from repair."""
 
 
-@dataclass(frozen=True)
-class Action:
-    """What the agent did at a step: ``recipients`` empty means silence."""
-
-    recipients: tuple[str, ...] = ()
-    strategy: str | None = None
-    turn: str | None = None
-    group: bool = False
-    """Addressed as the group label (every client)."""
-
-    @property
-    def silent(self) -> bool:
-        return not self.recipients
-
-
 def toward(pattern: str, scenario: str) -> str:
     nxt = TOWARD.get(pattern, pattern)
     return CONSTRUCTIVE_OF[scenario] if nxt == "" else nxt
@@ -140,20 +125,20 @@ def _shift(value: str, steps: int) -> str:
     return STANCES[i]
 
 
-def transition(state: HiddenState, action: Action, clients: Sequence[str], scenario: str) -> tuple[HiddenState, bool]:
+def transition(state: HiddenState, heard: Heard, clients: Sequence[str], scenario: str) -> tuple[HiddenState, bool]:
     """The state after ``action`` (rules 1-6 of the module doc) and whether ``top`` escalated."""
     top = most_distressed(state, list(clients))
-    fit = fits(action.strategy, state.pattern, scenario)
+    fit = fits(heard.get("strategy"), state.pattern, scenario)
     emotions = {c: s.model_copy() for c, s in state.emotions.items()}
     stances = dict(state.stances)
-    alone = len(action.recipients) == 1
-    for c in action.recipients:
+    alone = len(heard["recipients"]) == 1
+    for c in heard["recipients"]:
         s = emotions[c]
         drop = (2 if fit else 1) if alone else (1 if fit else 0)
         intensity = max(0, s.intensity - drop)
         vale = "neutral" if s.valence == "negative" and intensity <= 2 and drop > 0 else s.valence
         emotions[c] = ClientState(emotion=s.emotion if vale == s.valence else "calmer", valence=vale, intensity=intensity)
-    escalated = top is not None and top not in action.recipients
+    escalated = top is not None and top not in heard["recipients"]
     if escalated:
         assert top is not None
         s = emotions[top]
@@ -161,7 +146,7 @@ def transition(state: HiddenState, action: Action, clients: Sequence[str], scena
             emotion=s.emotion if s.valence == "negative" else "upset", valence="negative", intensity=min(10, s.intensity + 1)
         )
     if fit:
-        for c in action.recipients:
+        for c in heard["recipients"]:
             for other in clients:
                 if other != c:
                     stances[pair_key(c, other)] = _shift(stances[pair_key(c, other)], +1)
@@ -170,7 +155,7 @@ def transition(state: HiddenState, action: Action, clients: Sequence[str], scena
             if other != top:
                 stances[pair_key(top, other)] = _shift(stances[pair_key(top, other)], -1)  # type: ignore[arg-type]
     pattern = state.pattern
-    if fit and (top is None or top in action.recipients):
+    if fit and (top is None or top in heard["recipients"]):
         pattern = toward(pattern, scenario)
     elif escalated and distress(emotions[top]) >= AWAY_DISTRESS:  # type: ignore[index]
         pattern = away(pattern, scenario)
@@ -190,7 +175,7 @@ def habitual_follower(last: str | None, real: Sequence[str], clients: Sequence[s
 
 
 def next_speaker(
-    after: HiddenState, action: Action, top_before: str | None, escalated: bool, clients: Sequence[str], spoken: Sequence[str],
+    after: HiddenState, heard: Heard, top_before: str | None, escalated: bool, clients: Sequence[str], spoken: Sequence[str],
     *, real: Sequence[str] = (),
 ) -> str:
     """Rule 7: who speaks after the step (``spoken``: speakers of the transcript so far, real and
@@ -199,10 +184,10 @@ def next_speaker(
     ``top_before`` and ``escalated`` no longer choose the speaker (an escalated client left out
     speaks when the clip's turn-taking gives them the floor); they stay for callers that pass them.
     """
-    if len(action.recipients) == 1:
-        return action.recipients[0]
-    if action.recipients:
-        return max(action.recipients, key=lambda c: (distress(after.emotions[c]), -list(clients).index(c)))
+    if len(heard["recipients"]) == 1:
+        return heard["recipients"][0]
+    if heard["recipients"]:
+        return max(heard["recipients"], key=lambda c: (distress(after.emotions[c]), -list(clients).index(c)))
     last_turn = {c: -1 for c in clients}
     for i, c in enumerate(spoken):
         if c in last_turn:

@@ -23,10 +23,9 @@ import numpy as np
 
 from rescue_bench.labels import SUMMARY_SCENARIOS, in_scenario
 from rescue_bench.sim.fitted import AFFECTS, INTENSITY_FEATURES, NO_AFFECT, FittedModel, rewards, state_arrays
-from rescue_bench.sim.hearing import REACHES, Heard, hear
-from rescue_bench.sim.record import EpisodeBody, EpisodeRecord, HeardJson, VariantJ
+from rescue_bench.sim.hearing import REACHES, SILENCE, hear, move_of, reach
+from rescue_bench.sim.record import EpisodeBody, EpisodeRecord, Heard, VariantJ
 from rescue_bench.sim.state import HiddenState, stance_term
-from rescue_bench.sim.units import move_of
 from rescue_bench.summary import OrderHolds, Sensitivity, VariantRow
 
 WORD_SCALES: tuple[float, ...] = (0.0, 0.5, 2.0)
@@ -56,10 +55,6 @@ def variants(model: FittedModel) -> list[FittedModel]:
     return out
 
 
-def _heard(step: HeardJson) -> Heard:
-    return Heard(recipients=tuple(step["recipients"]), affect=step["affect"])
-
-
 def play_many(
     model: FittedModel, initial: HiddenState, clients: Sequence[str], scenario: str, plays: Sequence[Sequence[Heard]], *, gamma: float, lam: float
 ) -> np.ndarray:
@@ -69,13 +64,13 @@ def play_many(
     x, p, q = np.repeat(x0[None], n, axis=0), np.repeat(p0[None], n, axis=0), np.repeat(q0[None], n, axis=0)
     stances = stance_term(initial)
     total = np.zeros(n)
-    silent = Heard()
+    silent = SILENCE
     for t in range(horizon):
         steps = [play[t] if t < len(play) else silent for play in plays]
-        reach = np.array([[REACHES.index(h.reach(c, clients)) for c in clients] for h in steps])
-        affect = np.array([NO_AFFECT if h.silent or h.affect is None else AFFECTS.index(h.affect) for h in steps])
+        reaches = np.array([[REACHES.index(reach(h, c, clients)) for c in clients] for h in steps])
+        affect = np.array([NO_AFFECT if h["silent"] or h["affect"] is None else AFFECTS.index(h["affect"]) for h in steps])
         move = np.array([("silence", "one", "several").index(move_of(h)) for h in steps])
-        x, p, q = model.step_arrays(x, p, q, reach, affect, move, scenario)
+        x, p, q = model.step_arrays(x, p, q, reaches, affect, move, scenario)
         live = np.array([t < len(play) for play in plays])
         total += np.where(live, gamma**t * rewards(x, p, q, scenario, stances, lam), 0.0)
     return total
@@ -91,7 +86,7 @@ def episode_sensitivity(record: EpisodeBody, models: Sequence[FittedModel], *, g
     initial = HiddenState.model_validate(record["initial_state"])
     steps = record["steps"]
     complete = all(s.get("state") is not None and not s.get("excluded") for s in steps)
-    agent = [_heard(s["heard"]) if "heard" in s else Heard() for s in steps]
+    agent = [s.get("heard") or SILENCE for s in steps]
     policies = constant_policies(scenario)
     read = models[0].read
     plays = [[hear(policy_action(pol, t, clients, group), clients, read) for t in range(1, record["horizon"] + 1)] for pol in policies]

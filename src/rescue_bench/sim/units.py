@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import patterns
 from rescue_bench.sim.cards import active_pattern
-from rescue_bench.sim.hearing import Heard
+from rescue_bench.sim.hearing import heard_as, move_of, reach
 from rescue_bench.sim.lexicon import valence as valence_of
 from rescue_bench.sim.reader import named_clients
+from rescue_bench.sim.record import Heard
 from rescue_bench.sim.state import PATTERN_VALUE
 from rescue_bench.tasks.er import integer_intensity
 
@@ -147,14 +148,14 @@ def speaker_features(heard: Heard, clients: Sequence[str], spoken: Sequence[str]
     keeps = 2 * keep_rate(real, clients) - 1
     out: list[tuple[float, ...]] = []
     for c in clients:
-        reach = heard.reach(c, clients)
+        how = reach(heard, c, clients)
         out.append(
             (
                 float(c == last),
                 float(c == least),
-                float(reach == "alone"),
-                float(reach in ("alone", "subgroup", "group")),
-                float(c in heard.named),
+                float(how == "alone"),
+                float(how in ("alone", "subgroup", "group")),
+                float(c in heard["named"]),
                 float(c in followers),
                 keeps if c == last else 0.0,
             )
@@ -240,11 +241,6 @@ class Units:
                      [u for u in self.patterns if test(u.sample_id)])
 
 
-def move_of(heard: Heard) -> str:
-    """``silence``, ``one`` client or ``several`` reached."""
-    return "silence" if heard.silent else "one" if len(heard.recipients) == 1 else "several"
-
-
 def clip_units(clip: Clip, read: Callable[[str], str]) -> Units:
     """The units of one clip (see the module doc); ``read`` gives the affect of a move's words."""
     rows = clip.rows
@@ -258,8 +254,8 @@ def clip_units(clip: Clip, read: Callable[[str], str]) -> Units:
     pats: list[PatternUnit] = []
     for k in boundaries(clip):
         recipients, words, _, at = real_move(clip, k)
-        heard = Heard(recipients=recipients, words=words or None, affect=read(words) if at is not None and words else None,
-                      named=tuple(named_clients(words, clients)) if at is not None else ())
+        heard = heard_as(recipients, words=words or None, affect=read(words) if at is not None and words else None,
+                         named=named_clients(words, clients) if at is not None else ())
         pattern = active_pattern(clip, k)
         end = window_end(rows, at if at is not None else k)
         for c in clients:
@@ -267,10 +263,10 @@ def clip_units(clip: Clip, read: Callable[[str], str]) -> Units:
             after = next((notes[j][c] for j in range(k + 1, end) if c in notes[j]), None)
             if before is None or after is None:
                 continue
-            reach = heard.reach(c, clients)
+            how = reach(heard, c, clients)
             changes.append(
-                ChangeUnit(clip.sample_id, group, k, c, reach, heard.affect if reach in ("alone", "subgroup", "group") else None,
-                           len(heard.recipients), before[1], after[1], before[0], after[0], PATTERN_VALUE.get(pattern, 0.0))
+                ChangeUnit(clip.sample_id, group, k, c, how, heard["affect"] if how in ("alone", "subgroup", "group") else None,
+                           len(heard["recipients"]), before[1], after[1], before[0], after[0], PATTERN_VALUE.get(pattern, 0.0))
             )
         nxt = next((j for j in range(k + 1, len(rows)) if rows[j].speaker in clients), None)
         if nxt is None:
