@@ -413,22 +413,33 @@ def agreement(
 
 @command(app, "import-ratings")
 def import_ratings(
-    sample: Path = typer.Argument(..., help="The CSV `rescue agreement sample` wrote (its judge_score column is never imported)."),
+    sample: Path = typer.Argument(
+        ..., help="The sample `rescue agreement sample` wrote: a CSV of judged records (its judge_score column is never imported), "
+        "or JSON Lines of closed-loop pairs (no J or agent name is read).",
+    ),
     db: Optional[str] = _db_option(),
     name: Optional[str] = typer.Option(None, "--name", help="Name of the questionnaire (admins only see it). Default: the file name."),
     rater: Optional[list[str]] = typer.Option(None, "--rater", help="A user who rates every item (repeatable; several raters per item are allowed)."),
 ) -> None:
-    """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the model's name."""
-    from rescue_bench.judge_ratings import read_sample_csv
+    """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the
+    model's name; or, for closed-loop pairs, the session up to a start and two continuations, never an agent's name or a J."""
+    from rescue_bench.judge_ratings import is_pair_sample, read_pair_sample, read_sample_csv
     from rescue_bench.labels import JUDGED_TASKS
     from rescue_bench.review import operations
 
     database = _open(db)
+    who = ', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'
+    if is_pair_sample(sample):
+        pairs = read_pair_sample(sample)  # a bad line: one error naming file and line, nothing imported
+        digest = hashlib.sha256(sample.read_bytes()).hexdigest()
+        key, title = _service(lambda: operations.import_pairs(database, pairs, name=name or sample.name, file_name=sample.name, sha256=digest, raters=rater or []))
+        typer.echo(f"imported {len(pairs)} pair(s) as {title} ({name or sample.name}), rated by {who}; raters open /ratings/{key}")
+        return
     items = read_sample_csv(sample)  # a bad line: one error naming file and line, nothing imported
     digest = hashlib.sha256(sample.read_bytes()).hexdigest()
     key, title = _service(lambda: operations.import_ratings(database, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=rater or []))
     by_task = ", ".join(f"{t.upper()} {sum(i['task'] == t for i in items)}" for t in JUDGED_TASKS)
-    typer.echo(f"imported {len(items)} item(s) ({by_task}) as {title} ({name or sample.name}), rated by {', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'}; raters open /ratings/{key}")
+    typer.echo(f"imported {len(items)} item(s) ({by_task}) as {title} ({name or sample.name}), rated by {who}; raters open /ratings/{key}")
 
 
 @command(app)
@@ -448,21 +459,24 @@ def raters(
 
 @command(app, "export-ratings")
 def export_ratings(
-    out: Path = typer.Option(..., "--out", "-o", help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score."),
+    out: Path = typer.Option(
+        ..., "--out", "-o",
+        help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score; for pairs pair_id, a_run, "
+        "a_episode, b_run, b_episode, scenario, sample_id, rater, preferred (A, B, tie), reason, support_a, support_b, shown_first.",
+    ),
     db: Optional[str] = _db_option(),
     questionnaire: Optional[str] = typer.Option(None, "--set", help="The questionnaire (name or id); needed when there are several."),
 ) -> None:
-    """Write the scores for `rescue agreement score RATINGS.csv RUN_DIR` (Table 12 beside the paper's figures)."""
+    """Write the answers for `rescue agreement score RATINGS.csv RUN...` (Table 12 beside the paper's figures, or the closed loop against people)."""
     import csv
     import io
 
-    from rescue_bench.judge_ratings import RATINGS_COLUMNS
     from rescue_bench.review import operations
 
     database = _open(db)
-    rows = _service(lambda: operations.rating_rows(database, questionnaire))
+    columns, rows = _service(lambda: operations.rating_rows(database, questionnaire))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(RATINGS_COLUMNS), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     if str(out) == "-":
@@ -472,6 +486,10 @@ def export_ratings(
         out.write_text(buffer.getvalue(), encoding="utf-8")
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    if "preferred" in columns:
+        answered = sum(1 for r in rows if r["preferred"] != "")
+        typer.echo(f"wrote {answered} answer(s) of {len(rows)} (pair, rater) line(s) to {out}; next: rescue agreement score {out} RUN... --out DIR", err=True)
+        return
     rated = sum(1 for r in rows if r["human_score"] != "")
     typer.echo(f"wrote {rated} score(s) of {len(rows)} (item, rater) pair(s) to {out}; next: rescue agreement score {out} RUN_DIR", err=True)
 

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from rescue_bench.data.models import Clip
-from rescue_bench.judge_ratings import SampleItem
-from rescue_bench.review import access, practice, ratings, store, users
+from rescue_bench.judge_ratings import PAIR_RATINGS_COLUMNS, RATINGS_COLUMNS, PairLine, SampleItem
+from rescue_bench.review import access, pairs, practice, ratings, store, users
 from rescue_bench.review.db import Database, database_errors
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import RatingRater, RatingSet, Segment, Setting, User
@@ -182,6 +182,14 @@ def import_ratings(db: Database, items: Sequence[SampleItem], *, name: str, file
         return rating_set.key, ratings.title(rating_set)
 
 
+def import_pairs(db: Database, items: Sequence[PairLine], *, name: str, file_name: str, sha256: str, raters: Sequence[str]) -> tuple[str, str]:
+    """A pairwise questionnaire of ``items`` rated by ``raters``; returns its id and its title."""
+    with database_errors(), db.write() as session:
+        people = [users.get_user(session, n) for n in raters]
+        rating_set = pairs.import_pairs(session, items, name=name, file_name=file_name, sha256=sha256, raters=people)
+        return rating_set.key, ratings.title(rating_set)
+
+
 def change_raters(db: Database, questionnaire: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> tuple[str, list[str]]:
     """Add and remove raters of a questionnaire (by name or id); returns its name and its raters."""
     with database_errors(), db.write() as session:
@@ -196,8 +204,9 @@ def change_raters(db: Database, questionnaire: str, *, add: Sequence[str] = (), 
         return rating_set.name, list(names)
 
 
-def rating_rows(db: Database, questionnaire: str | None) -> list[dict[str, Any]]:
-    """The scores of a questionnaire (by name or id; may be left out when the database has one)."""
+def rating_rows(db: Database, questionnaire: str | None) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The columns and rows of a questionnaire's answers (by name or id; may be left out when the
+    database has one): its scores, or a pairwise questionnaire's preferences."""
     with database_errors(), db.read() as session:
         if questionnaire:
             rating_set = ratings.find_set(session, questionnaire)
@@ -209,7 +218,9 @@ def rating_rows(db: Database, questionnaire: str | None) -> list[dict[str, Any]]
                 names = ", ".join(session.scalars(select(RatingSet.name).order_by(RatingSet.id)))
                 raise Invalid(f"{count} questionnaires ({names}): choose one with --set NAME (each is scored against its own run)", "set")
             rating_set = session.scalars(select(RatingSet)).one()
-        return ratings.export_rows(session, rating_set)
+        if rating_set.kind == pairs.PAIRS:
+            return PAIR_RATINGS_COLUMNS, pairs.export_rows(session, rating_set)
+        return RATINGS_COLUMNS, ratings.export_rows(session, rating_set)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import AuditEntry, Rating, RatingItem, RatingRater, RatingSet, User, dumps, utcnow
 
 SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
+SCORES_KIND = "scores"
+"""``RatingSet.kind`` of the Table 12 questionnaire (pairs: :mod:`rescue_bench.review.pairs`)."""
 MAX_NOTE = 2000
 
 ITEM_KEYS: tuple[str, ...] = (
@@ -76,6 +78,7 @@ class RatingSetOut(BaseModel):
 
     id: str
     title: str
+    kind: str = Field(description="scores: rate answers 1-5; pairs: which of two continuations supports the group better")
     items: int
     rated: int = Field(description="items you rated")
     rater: bool = Field(description="you rate this questionnaire")
@@ -126,7 +129,7 @@ def import_ratings(
     if not items:
         raise Invalid("the sample has no items", "items")
     now = now or utcnow()
-    rating_set = RatingSet(key=set_key(), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now)
+    rating_set = RatingSet(key=set_key(), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now, kind=SCORES_KIND)
     session.add(rating_set)
     session.flush()
     session.add_all(
@@ -194,10 +197,19 @@ def sets_for(session: Session, user: User) -> list[RatingSetOut]:
     query = select(RatingSet).order_by(RatingSet.id)
     if not user.is_admin:
         query = query.join(RatingRater, RatingRater.set_id == RatingSet.id).where(RatingRater.user_id == user.id)
+    from rescue_bench.review import pairs
+
     out = []
     for s in session.scalars(query):
+        if s.kind == pairs.PAIRS:
+            entry = RatingSetOut(id=s.key, title=title(s), kind=s.kind, items=s.items, rated=pairs.rated_count(session, s, user), rater=is_rater(session, s, user))
+            if user.is_admin:
+                names = list(session.scalars(select(User.username).join(RatingRater, RatingRater.user_id == User.id).where(RatingRater.set_id == s.id)))
+                entry.name, entry.file, entry.raters = s.name, s.file_name, dict(sorted(pairs.rater_progress(session, s, names).items()))
+            out.append(entry)
+            continue
         mine = session.scalar(select(func.count(Rating.id)).join(RatingItem, RatingItem.id == Rating.item_id).where(RatingItem.set_id == s.id, Rating.user_id == user.id)) or 0
-        entry = RatingSetOut(id=s.key, title=title(s), items=s.items, rated=int(mine), rater=is_rater(session, s, user))
+        entry = RatingSetOut(id=s.key, title=title(s), kind=s.kind, items=s.items, rated=int(mine), rater=is_rater(session, s, user))
         if user.is_admin:
             progress = dict(
                 session.execute(
@@ -283,8 +295,8 @@ def rate(session: Session, user: User, rating_set: RatingSet, position: int, sco
 def export_rows(session: Session, rating_set: RatingSet | None = None) -> list[dict[str, Any]]:
     """The ratings as rows of :data:`~rescue_bench.judge_ratings.RATINGS_COLUMNS`: one per item and
     rater (every rater of the set, and anyone who rated), ``human_score`` empty where not rated yet,
-    in set and item order, raters by name."""
-    sets = [rating_set] if rating_set is not None else list(session.scalars(select(RatingSet).order_by(RatingSet.id)))
+    in set and item order, raters by name; without ``rating_set``, every questionnaire of scores."""
+    sets = [rating_set] if rating_set is not None else list(session.scalars(select(RatingSet).where(RatingSet.kind == SCORES_KIND).order_by(RatingSet.id)))
     out = []
     for s in sets:
         raters = {
