@@ -34,9 +34,9 @@ from sqlalchemy.orm import Session
 from rescue_bench.judge_ratings import PairLine, PairTurn
 from rescue_bench.review.errors import Invalid, NotFound
 from rescue_bench.review.models import AuditEntry, PairItem, PairRating, RatingSet, User, dumps, utcnow
-from rescue_bench.review.ratings import add_rater, is_rater, set_key, title
+from rescue_bench.review.ratings import PAIRS_KIND, add_rater, is_rater, set_key, title
 
-PAIRS = "pairs"
+PAIRS = PAIRS_KIND
 """``RatingSet.kind`` of a pairwise questionnaire."""
 CHOICES: tuple[str, ...] = ("first", "second", "tie")
 """A rater's answer in their own terms: the continuation shown first or second, or as good."""
@@ -243,22 +243,6 @@ def rate_pair(
         )
     session.flush()
     return pair_view(session, user, rating_set, position)
-
-
-def rated_count(session: Session, rating_set: RatingSet, user: User) -> int:
-    return len(rated_positions(session, rating_set, user))
-
-
-def rater_progress(session: Session, rating_set: RatingSet, names: Sequence[str]) -> dict[str, int]:
-    """Pairs answered by each of ``names`` (admins' overview)."""
-    counts = dict.fromkeys(names, 0)
-    for (name,) in session.execute(
-        select(User.username).select_from(PairRating).join(User, User.id == PairRating.user_id).join(PairItem, PairItem.id == PairRating.item_id)
-        .where(PairItem.set_id == rating_set.id)
-    ):
-        if name in counts:
-            counts[name] += 1
-    return counts
 
 
 def export_rows(session: Session, rating_set: RatingSet) -> list[dict[str, Any]]:

@@ -29,11 +29,23 @@ from sqlalchemy.orm import Session
 from rescue_bench.judge_ratings import SampleItem
 from rescue_bench.labels import TASK_NAMES
 from rescue_bench.review.errors import Invalid, NotFound
-from rescue_bench.review.models import AuditEntry, Rating, RatingItem, RatingRater, RatingSet, User, dumps, utcnow
+from rescue_bench.review.models import (
+    RATING_KINDS,
+    AuditEntry,
+    PairItem,
+    PairRating,
+    Rating,
+    RatingItem,
+    RatingRater,
+    RatingSet,
+    User,
+    dumps,
+    utcnow,
+)
 
 SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
-SCORES_KIND = "scores"
-"""``RatingSet.kind`` of the Table 12 questionnaire (pairs: :mod:`rescue_bench.review.pairs`)."""
+SCORES_KIND, PAIRS_KIND = RATING_KINDS
+"""``RatingSet.kind`` of the Table 12 questionnaire, and of the closed loop's pairs (:mod:`rescue_bench.review.pairs`)."""
 MAX_NOTE = 2000
 
 ITEM_KEYS: tuple[str, ...] = (
@@ -197,27 +209,20 @@ def sets_for(session: Session, user: User) -> list[RatingSetOut]:
     query = select(RatingSet).order_by(RatingSet.id)
     if not user.is_admin:
         query = query.join(RatingRater, RatingRater.set_id == RatingSet.id).where(RatingRater.user_id == user.id)
-    from rescue_bench.review import pairs
-
     out = []
     for s in session.scalars(query):
-        if s.kind == pairs.PAIRS:
-            entry = RatingSetOut(id=s.key, title=title(s), kind=s.kind, items=s.items, rated=pairs.rated_count(session, s, user), rater=is_rater(session, s, user))
-            if user.is_admin:
-                names = list(session.scalars(select(User.username).join(RatingRater, RatingRater.user_id == User.id).where(RatingRater.set_id == s.id)))
-                entry.name, entry.file, entry.raters = s.name, s.file_name, dict(sorted(pairs.rater_progress(session, s, names).items()))
-            out.append(entry)
-            continue
-        mine = session.scalar(select(func.count(Rating.id)).join(RatingItem, RatingItem.id == Rating.item_id).where(RatingItem.set_id == s.id, Rating.user_id == user.id)) or 0
+        # a set of scores counts its ratings, a set of pairs its answers (review.pairs)
+        item, answer = (PairItem, PairRating) if s.kind == PAIRS_KIND else (RatingItem, Rating)
+        mine = session.scalar(select(func.count(answer.id)).join(item, item.id == answer.item_id).where(item.set_id == s.id, answer.user_id == user.id)) or 0
         entry = RatingSetOut(id=s.key, title=title(s), kind=s.kind, items=s.items, rated=int(mine), rater=is_rater(session, s, user))
         if user.is_admin:
             progress = dict(
                 session.execute(
-                    select(User.username, func.count(Rating.id))
+                    select(User.username, func.count(answer.id))
                     .select_from(RatingRater)
                     .join(User, User.id == RatingRater.user_id)
-                    .outerjoin(RatingItem, RatingItem.set_id == RatingRater.set_id)
-                    .outerjoin(Rating, (Rating.item_id == RatingItem.id) & (Rating.user_id == RatingRater.user_id))
+                    .outerjoin(item, item.set_id == RatingRater.set_id)
+                    .outerjoin(answer, (answer.item_id == item.id) & (answer.user_id == RatingRater.user_id))
                     .where(RatingRater.set_id == s.id)
                     .group_by(User.username)
                 ).all()
