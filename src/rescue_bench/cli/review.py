@@ -543,15 +543,47 @@ def export_practice(
     simulator: Optional[str] = typer.Option(
         None, "--simulator", show_default=False, help="Only episodes played against this simulator (fitted or scripted); a run has one.",
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a folder that holds another run (another export with other episodes, say)."),
 ) -> None:
-    """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`."""
-    from rescue_bench.engine.outputs import versions
-    from rescue_bench.review import operations, practice
+    """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`,
+    through the run lifecycle of every run command (run.json running, then success)."""
+    from contextlib import ExitStack
+
+    from rescue_bench.engine.runfolder import RunStatus, claim_folder, finish_run, run_identity, start_run
+    from rescue_bench.review import operations
+    from rescue_bench.runinfo import SimCalls, SimRunInfo
 
     database = _open(db)
-    written = _service(lambda: operations.export_practice(database, out, user, simulator, versions=versions()))
-    for name, (folder, episodes) in written.items():
-        typer.echo(f"wrote {episodes} episode(s) of {practice.agent_name(name)} to {folder}")
+    runs = _service(lambda: operations.plan_practice_export(database, out, user, simulator))
+    planned = [(run, _practice_settings(run), [{"path": f"practice starts of {run.agent}", "sha256": run.starts_sha256}]) for run in runs]
+    if not overwrite:  # every folder checked before the first is claimed: all written, or nothing
+        for run, settings, files in planned:
+            claim_folder(run.folder, run_identity("sim", settings, files), overwrite=False)
+    with ExitStack() as stack:
+        starts = [stack.enter_context(start_run(run.folder, "sim", settings, overwrite=overwrite, files=files)) for run, settings, files in planned]
+        _service(lambda: operations.export_practice(database, out, runs))
+        for run, start in zip(runs, starts):
+            steps = sum(len(r["steps"]) for r in run.records)
+            finish_run(
+                start, RunStatus("success", {"steps": steps, "failed_steps": 0, "failed_agent_calls": 0, "failed_simulator_calls": 0, "judge_failures": 0}),
+                SimRunInfo, source="rescue review export-practice", agent=run.agent, simulator=run.simulator, gamma=run.gamma, lam=run.lam,
+                horizon=run.horizon, clips=run.clips, episodes=len(run.records),
+                calls=SimCalls(episodes=len(run.records), agent_total=0, simulator_total=0, agent_per_episode=0.0, simulator_per_episode=0.0, judge=0),
+            )
+    for run in runs:
+        typer.echo(f"wrote {len(run.records)} episode(s) of {run.agent} to {run.folder}")
+        seen = sum(1 for r in run.records if r["practice"]["debrief_open"])
+        if seen:
+            typer.echo(f"note: {seen} of them began after {run.username} could read scores and debriefs (records: practice.debrief_open)", err=True)
+
+
+def _practice_settings(run: Any) -> Any:
+    """The settings a practice export records: the person as the agent, the catalogue's simulator and objective."""
+    from rescue_bench.engine.settings import SimSettings
+    from rescue_bench.review import practice
+
+    options = practice.practice_options(horizon=run.horizon, gamma=run.gamma, lam=run.lam, subgroups=True)
+    return SimSettings(model=run.agent, simulator=run.simulator, sim_model=run.sim_model, options=options, out=str(run.folder))
 
 
 # ------------------------------------------------------------------------------------------------

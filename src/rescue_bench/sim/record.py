@@ -250,6 +250,17 @@ class EpisodeBody(Located):
     reference: ReferenceJson | None
 
 
+class PracticePlay(TypedDict):
+    """When a person played a practice episode (``rescue review export-practice``): ``order`` is its
+    place among all the person's episodes in the order they began (1 first; a gap is an attempt not
+    exported), ``began`` when, ``debrief_open`` whether they could already read scores and debriefs
+    (``None``: not recorded)."""
+
+    order: int
+    began: str
+    debrief_open: bool | None
+
+
 class EpisodeRecord(EpisodeBody):
     """An episode's line of ``results/sim.jsonl``."""
 
@@ -257,3 +268,5 @@ class EpisodeRecord(EpisodeBody):
     gold: None
     valid: bool
     error: str | None
+    practice: NotRequired[PracticePlay]
+    """A person's practice episode only: when it was played."""
