@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, Deployment, Page, axe_violations, log_in
+from tests.review.helpers import ARTIFACTS, Deployment, Page, axe_violations, log_in, rescue
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -35,6 +35,7 @@ def site(sqlite_deployment: Deployment, tmp_path_factory: pytest.TempPathFactory
     runs = make_runs(folder, ("attend", "group"), prefix=f"{PLANTED}-")
     drawn, _ = draw_pairs(load_runs(runs), n=4, seed=0)
     write_pair_sample(drawn, folder / "pairs.jsonl")
+    sqlite_deployment.info.update(runs=runs, sample=folder / "pairs.jsonl")
     db = Database(sqlite_deployment.db_url)
     with db.write() as s:
         rating_set = pairs.import_pairs(s, drawn, name=f"{PLANTED} pairs", file_name="pairs.jsonl", sha256="0" * 64, raters=[get_user(s, "alice")])
@@ -153,3 +154,39 @@ def test_nothing_in_the_sample_reaches_the_page_but_what_a_rater_reads(site: Dep
     for n in (1, 2, 3, 4):
         text = alice.get(f"/ratings/{key}/{n}").text
         assert PLANTED not in text and "sim/demo_" not in text and "baseline/" not in text
+
+
+def test_sample_import_rate_export_score_end_to_end(site: Deployment, tmp_path: Path) -> None:
+    """The whole study on the command line and the API: raters who follow J agree with it fully, raters
+    who reverse it not at all, whichever side each was shown first (the export's A/B translation)."""
+    import csv
+    import json
+
+    from tests.report.pair_helpers import episode_J
+
+    runs, sample = site.info["runs"], site.info["sample"]
+    made = rescue("review", "import-ratings", str(sample), "--db", site.db_url, "--name", "end to end", "--rater", "bob", "--rater", "carol", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.rsplit("/ratings/", 1)[1].strip()
+    J = episode_J(runs)
+    for user, follows in (("bob", True), ("carol", False)):
+        client = site.client(user)
+        for n in range(1, 5):
+            view = client.get(f"/api/ratings/{key}/pairs/{n}").json()
+            pair = next(json.loads(line) for k, line in enumerate(sample.read_text().splitlines(), 1) if k == n)
+            first = "A" if view["first"] == [{"listening": False, "to": [], "text": "", **t} for t in pair["a"]["turns"]] else "B"
+            better_side = "A" if J[(pair["a"]["run"], pair["a"]["episode"])] > J[(pair["b"]["run"], pair["b"]["episode"])] else "B"
+            chosen = better_side if follows else ("B" if better_side == "A" else "A")
+            answer = client.put(f"/api/ratings/{key}/pairs/{n}", {"preferred": "first" if chosen == first else "second", "reason": "r"})
+            assert answer.status_code == 200, answer.text
+    out = tmp_path / "preferences.csv"
+    done = rescue("review", "export-ratings", "--db", site.db_url, "--set", "end to end", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert len(rows) == 8 and {r["shown_first"] for r in rows} <= {"A", "B"}
+    scored = rescue("agreement", "score", str(out), *map(str, runs), "--out", str(tmp_path / "people"), "--resamples", "100", cwd=tmp_path)
+    assert scored.returncode == 0, scored.stderr
+    result = json.loads((tmp_path / "people" / "agreement.json").read_text())
+    per_rater = {r["rater"]: r["with_J"]["value"] for r in result["per_rater"]}
+    assert per_rater == {"bob": 1.0, "carol": 0.0} and result["agreement"]["both"]["value"] == 0.5
+    assert result["alpha"]["alpha"] is not None and result["alpha"]["alpha"] < 0  # they disagree on every pair

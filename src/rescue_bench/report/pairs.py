@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 
 from rescue_bench.judge_ratings import PairLine, PairRatingRow, PairSide, PairTurn, read_pair_ratings, read_pair_sample
 from rescue_bench.labels import POOLED, SUMMARY_SCENARIOS, THERAPIST
+from rescue_bench.metrics.agreement import FEW_CLUSTERS
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.runs import ReportInputError, Run, run_data_paths
@@ -782,14 +783,17 @@ def agreement_tables(result: PairAgreement, names: dict[str, str] | None = None)
     alpha_text = _num(a.get("alpha"), "{:.3f}")
     if a.get("alpha_ci"):
         alpha_text += f" [{a['alpha_ci'][0]:.3f}, {a['alpha_ci'][1]:.3f}]"
-    rater_rows = [["all raters: Krippendorff's alpha (nominal: A, B, tie)", alpha_text, str(a.get("units", 0)), T.MISSING, "; ".join(a.get("notes") or [])]]
-    rater_rows += [[r.rater, T.MISSING, str(r.ratings), str(r.ties), f"with J: {_pct(r.with_J)}"] for r in result.per_rater]
+    rater_rows = [["all raters", alpha_text, str(a.get("units", 0)), str(result.ratings), str(sum(r.ties for r in result.per_rater)), T.MISSING]]
+    rater_rows += [[r.rater, T.MISSING, str(r.with_J.pairs), str(r.ratings), str(r.ties), _pct(r.with_J)] for r in result.per_rater]
+    clips = a.get("segments", 0)
+    rough = f" Only {clips} clips: the interval is rough." if 0 < clips < FEW_CLUSTERS else ""
     raters = T.Table(
         name="agreement_raters",
         title="Agreement among raters, and each rater with the simulator",
-        header=[("", h) for h in ("rater", "alpha", "pairs / ratings", "ties", "note")],
+        header=[("", h) for h in ("rater", f"Krippendorff's alpha [{level} CI]", "pairs", "ratings", "ties", f"agrees with J, % [{level} CI]")],
         rows=rater_rows,
-        notes=["Alpha over the pairs rated by two or more raters, with its interval over clips."],
+        notes=[f"Alpha (nominal: A, B, tie) over the {a.get('units', 0)} pairs rated by two or more raters, with its interval over "
+               f"clips.{rough} Each rater's agreement with J leaves out their ties and pairs with J tied, like the share above."],
     )
     return [headline, ranking, raters]
 
