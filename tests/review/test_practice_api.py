@@ -275,6 +275,15 @@ def test_export_practice_writes_a_sim_run_the_report_reads(practice_server: Prac
     # the same simulator and model as `rescue sim eval`'s default: the report pairs them by episode
     comparisons = json.loads((tmp_path / "report" / "report.json").read_text())["sim"]["checks"]
     assert any({c["a"], c["b"]} == {"human/bob", "baseline/attend"} and c["episodes"] == 1 for c in comparisons), comparisons
+    # and people can be compared with it blind: a pair of the two episodes of that start
+    pairs = subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "agreement", "sample", str(ref), str(out), "--data", str(one_clip), "--out", str(tmp_path / "pairs.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert pairs.returncode == 0, pairs.stderr
+    line = json.loads((tmp_path / "pairs.jsonl").read_text())
+    assert {line["a"]["run"], line["b"]["run"]} == {ref.name, out.name} and line["a"]["episode"] == records[0]["id"]
+    assert "I hear you." in json.dumps(line) and "human/bob" not in json.dumps(line)
 
 
 @pytest.mark.slow

@@ -126,7 +126,8 @@ agreement_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    help="Judge-human agreement (paper Table 12): `rescue agreement HUMAN.csv RUN_DIR`, or `sample` a set to rate.",
+    help="Agreement with people: the judge's (paper Table 12: `rescue agreement HUMAN.csv RUN_DIR`) or the closed loop's "
+    "(`rescue agreement score RATINGS.csv SIM_RUN... --out DIR`); `sample` draws what people rate.",
 )
 
 
