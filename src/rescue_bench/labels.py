@@ -212,6 +212,15 @@ def is_baseline(model: str) -> bool:
     return model.startswith(BASELINE_PREFIX)
 
 
+HUMAN_PREFIX = "human/"
+"""Agent names of people (the practice page's ``human/<username>``): no model behind an API."""
+
+
+def is_human(model: str) -> bool:
+    """Whether ``model`` names a person who played the closed loop on the practice page."""
+    return model.startswith(HUMAN_PREFIX)
+
+
 def group_label(scenario: str) -> str:
     """The group label (``Couple`` / ``Family``) of a scenario."""
     return GROUP_LABELS[scenario]

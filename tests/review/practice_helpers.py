@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.review.helpers import DEMO
 
@@ -45,3 +46,20 @@ def import_catalogue(url: str, data: Path, horizon: int = HORIZON) -> None:
     with db.write() as session:
         practice.import_starts(session, load_clips([data]), practice.practice_options(horizon=horizon))
     db.dispose()
+
+
+def open_debriefs(client: Any, leave: int | None = None) -> None:
+    """Finish every start of the catalogue once, listening throughout (``client``: a logged-in
+    :class:`tests.review.helpers.Client`): scores and debriefs are open to this person from then on;
+    ``leave``: a start left unplayed, whose first finished episode then opens them."""
+    catalogue = client.get("/api/practice").json()
+    finished = {e["start"] for e in catalogue["episodes"] if e["finished"]}
+    for start in catalogue["starts"]:
+        if start["id"] in finished or start["id"] == leave:
+            continue
+        view = client.post("/api/practice/episodes", {"start": start["id"]}).json()
+        for step in range(1, start["horizon"] + 1):
+            resp = client.post(f"/api/practice/episodes/{view['id']}/steps", {"step": step, "speak": False})
+            assert resp.status_code == 200, resp.text
+    done = [e for e in client.get("/api/practice").json()["episodes"] if e["finished"]]
+    assert done and all((e["J"] is not None) == (leave is None) for e in done)

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from tests.review.helpers import PASSWORD, Client, fresh_database, setup_database, start_server
-from tests.review.practice_helpers import HORIZON, MARK, import_catalogue, marked_demo
+from tests.review.practice_helpers import HORIZON, MARK, import_catalogue, marked_demo, open_debriefs
 
-USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator"}
+USERS = {"admin": "admin", "alice": "annotator", "bob": "annotator", "carol": "annotator"}
 
 class PracticeDeployment:
     def __init__(self, url: str, base_url: str, folder: Path, data: Path):
@@ -166,6 +166,7 @@ def test_a_full_episode_scores_exactly_like_the_sim_core_and_leaks_nothing(pract
     keys = start_keys(practice_server.url)
     family = next(i for i, (_, scenario) in sorted(keys.items()) if scenario == "family")
     alice = practice_server.client("alice")
+    open_debriefs(alice)  # the score comes once every start is played (test_scores_and_debriefs_open_once_every_start_is_played)
     seen: list[str] = [alice.get("/practice").text, alice.get("/api/practice").text]
     first = alice.post("/api/practice/episodes", {"start": family}).json()
     clients, group = first["clients"], first["group"]
@@ -234,8 +235,10 @@ def test_export_practice_writes_a_sim_run_the_report_reads(practice_server: Prac
     bob = practice_server.client("bob")
     seen: list[str] = []
     first_client = bob.get("/api/practice").json()["starts"][0]["clients"][0]
-    done = play(bob, 1, [{"speak": True, "whom": first_client, "how": "join", "turn": "I hear you."}, {"speak": False}, {"speak": False}], seen)
-    assert done["done"]
+    actions = [{"speak": True, "whom": first_client, "how": "join", "turn": "I hear you."}, {"speak": False}, {"speak": False}]
+    done = play(bob, 1, actions, seen)
+    assert done["done"] and done["score"] is None  # bob has not played every start: no score yet
+    expected = core_record(practice_server.data, start_keys(practice_server.url)[1][0], "human/bob", actions)
     out = tmp_path / "human-bob"
     run = subprocess.run(
         [sys.executable, "-m", "rescue_bench.cli", "review", "export-practice", "--db", practice_server.url, "--user", "bob", "--out", str(out)],
@@ -243,9 +246,11 @@ def test_export_practice_writes_a_sim_run_the_report_reads(practice_server: Prac
     )
     assert run.returncode == 0, run.stderr
     records = [json.loads(line) for line in (out / "results" / "sim.jsonl").read_text().splitlines()]
-    assert len(records) == 1 and records[0]["agent"] == "human/bob" and records[0]["metrics"]["J"] == done["score"]["J"]
+    assert len(records) == 1 and records[0]["agent"] == "human/bob" and records[0]["metrics"]["J"] == expected["metrics"]["J"]
+    assert records[0]["practice"]["order"] == 1 and records[0]["practice"]["debrief_open"] is False
     info = json.loads((out / "run.json").read_text())
     assert info["agent"] == info["model"] == "human/bob" and info["horizon"] == HORIZON and info["simulator"] == "fitted"
+    assert info["status"] == "success" and info["identity"]["kind"] == "sim" and info["source"] == "rescue review export-practice"
     assert records[0]["simulator_model"]["model"] == "default" and records[0]["simulator_model"]["sha256"] == bundled_sha()
     assert json.loads((out / "summary.json").read_text())["sim"]["both"]["episodes"] == 1
 
@@ -270,6 +275,15 @@ def test_export_practice_writes_a_sim_run_the_report_reads(practice_server: Prac
     # the same simulator and model as `rescue sim eval`'s default: the report pairs them by episode
     comparisons = json.loads((tmp_path / "report" / "report.json").read_text())["sim"]["checks"]
     assert any({c["a"], c["b"]} == {"human/bob", "baseline/attend"} and c["episodes"] == 1 for c in comparisons), comparisons
+    # and people can be compared with it blind: a pair of the two episodes of that start
+    pairs = subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "agreement", "sample", str(ref), str(out), "--data", str(one_clip), "--out", str(tmp_path / "pairs.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert pairs.returncode == 0, pairs.stderr
+    line = json.loads((tmp_path / "pairs.jsonl").read_text())
+    assert {line["a"]["run"], line["b"]["run"]} == {ref.name, out.name} and line["a"]["episode"] == records[0]["id"]
+    assert "I hear you." in json.dumps(line) and "human/bob" not in json.dumps(line)
 
 
 @pytest.mark.slow
@@ -352,6 +366,7 @@ def test_the_page_plays_the_fitted_simulator_and_says_what_it_hears_before_the_f
 def test_a_turn_with_no_words_is_not_a_free_action_and_the_page_says_so(practice_server: PracticeDeployment) -> None:
     """The misuse that found it: "." to a client scored like a turn (and "de-escalated: yes")."""
     alice = practice_server.client("alice")
+    open_debriefs(alice)
     seen: list[str] = []
     start = next(s for s in alice.get("/api/practice").json()["starts"] if s["scenario"] == "couple")
     client = start["clients"][0]
@@ -379,6 +394,7 @@ def test_the_debrief_gives_the_scale_the_floor_the_optimum_and_each_step(practic
     from rescue_bench.sim.floors import constant_policies
 
     alice = practice_server.client("alice")
+    open_debriefs(alice)
     keys = start_keys(practice_server.url)
     family = next(i for i, (_, scenario) in sorted(keys.items()) if scenario == "family")
     first = alice.post("/api/practice/episodes", {"start": family}).json()
@@ -432,3 +448,87 @@ def test_the_clients_never_repeat_a_line_in_an_episode(practice_server: Practice
     done = play(alice, start, actions, [])
     said = [r["text"] for r in done["transcript"] if r["simulated"] and not r["you"]]
     assert len(said) >= HORIZON and len(said) == len(set(said)), said
+
+
+# ------------------------------------------------------------------------------------------------
+# the page stops teaching the simulator; the export keeps the play order and is a run like any
+# ------------------------------------------------------------------------------------------------
+
+
+def _export(url: str, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rescue_bench.cli", "review", "export-practice", "--db", url, "--out", str(out), *args],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_scores_and_debriefs_open_once_every_start_is_played_and_the_export_keeps_the_play_order(
+    practice_server: PracticeDeployment, tmp_path: Path
+) -> None:
+    """The misuse that found it: the debrief showed the floor's exact sentence and each step's score
+    after the first episode, so a person learnt the simulator start by start before playing the next
+    one that is exported as the human reference, and the export kept no play order."""
+    from sqlalchemy import select
+
+    from rescue_bench.review.db import Database
+    from rescue_bench.review.models import PracticeEpisode, User
+
+    carol = practice_server.client("carol")
+    starts = carol.get("/api/practice").json()["starts"]
+    order = [s["id"] for s in reversed(starts)]  # played in another order than the catalogue's
+    for k, start in enumerate(order):
+        view = play(carol, start, [{"speak": False}] * HORIZON, [])
+        last = k == len(order) - 1
+        assert view["done"] and view["debrief_open"] is last and view["starts_left"] == len(order) - k - 1
+        assert (view["score"] is not None, view["debrief"] is not None) == (last, last), k
+        listed = carol.get("/api/practice").json()["episodes"]
+        assert all((e["J"] is not None) is last for e in listed)
+        page = carol.get(f"/practice/{view['id']}").text
+        assert ('"debrief": null' in page) is not last and "floor_words" not in page or last
+    again = play(carol, order[0], [{"speak": False}] * HORIZON, [])
+    assert again["score"] is not None and again["debrief"] is not None  # from now on, every episode is debriefed
+    db = Database(practice_server.url)
+    with db.read() as session:
+        opened = list(session.scalars(
+            select(PracticeEpisode.debrief_open).join(User, User.id == PracticeEpisode.user_id).where(User.username == "carol").order_by(PracticeEpisode.id)
+        ))
+    db.dispose()
+    assert opened == [False] * len(order) + [True]  # what the person could read when each began
+    out = tmp_path / "carol"
+    done = _export(practice_server.url, out, "--user", "carol")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "results" / "sim.jsonl").read_text().splitlines()]
+    by_start = {r["id"]: r["practice"] for r in records}
+    keys = start_keys(practice_server.url)
+    assert len(records) == len(order)  # the first attempt at each start; the replay after the debrief is not exported
+    assert [by_start[keys[s][0]]["order"] for s in order] == list(range(1, len(order) + 1))
+    assert all(p["debrief_open"] is False and p["began"] for p in by_start.values())
+
+
+def test_the_practice_export_goes_through_the_run_lifecycle(practice_server: PracticeDeployment, tmp_path: Path) -> None:
+    """One folder, one run: run.json says running then success with the run's identity; the same
+    export again is the same run; after more play it is another run, refused unless --overwrite."""
+    bob = practice_server.client("bob")
+    if not any(e["finished"] for e in bob.get("/api/practice").json()["episodes"]):
+        play(bob, 1, [{"speak": False}] * HORIZON, [])
+    out = tmp_path / "bob"
+    first = _export(practice_server.url, out, "--user", "bob")
+    assert first.returncode == 0, first.stderr
+    info = json.loads((out / "run.json").read_text())
+    assert info["kind"] == "sim" and info["status"] == "success" and info["failure"] is None
+    assert info["identity"]["settings"]["model"] == "human/bob" and info["identity"]["data"]
+    assert info["settings"]["options"]["horizon"] == HORIZON and info["versions"]["rescue_bench"] and info["created"]
+    assert info["counts"]["failed_steps"] == 0 and info["episodes"] == len((out / "results" / "sim.jsonl").read_text().splitlines())
+    again = _export(practice_server.url, out, "--user", "bob")
+    assert again.returncode == 0, again.stderr  # the same run: written again in place
+    played = {e["start"] for e in bob.get("/api/practice").json()["episodes"] if e["finished"]}
+    fresh = next(s["id"] for s in bob.get("/api/practice").json()["starts"] if s["id"] not in played)
+    play(bob, fresh, [{"speak": False}] * HORIZON, [])
+    before = (out / "results" / "sim.jsonl").read_bytes()
+    refused = _export(practice_server.url, out, "--user", "bob")
+    assert refused.returncode == 2 and "holds a different run" in refused.stderr and "--overwrite" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and (out / "results" / "sim.jsonl").read_bytes() == before
+    replaced = _export(practice_server.url, out, "--user", "bob", "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    assert len((out / "results" / "sim.jsonl").read_text().splitlines()) == len(before.splitlines()) + 1
+    assert json.loads((out / "run.json").read_text())["status"] == "success"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.review.helpers import ARTIFACTS, CHROMIUM, DEMO, Page, fresh_database, setup_database, start_server
-from tests.review.practice_helpers import import_catalogue
+from tests.review.helpers import ARTIFACTS, CHROMIUM, DEMO, Client, Page, fresh_database, setup_database, start_server
+from tests.review.practice_helpers import import_catalogue, open_debriefs
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium not installed"),
@@ -29,7 +29,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     folder: Path = tmp_path_factory.mktemp("practice-browser")
     with fresh_database("sqlite", folder) as url:
-        setup_database(url, users={"alice": "annotator", "bob": "annotator"})
+        setup_database(url, users={"alice": "annotator", "bob": "annotator", "dan": "annotator"})
         import_catalogue(url, DEMO, horizon=3)
         server = start_server(url, folder)
         try:
@@ -44,7 +44,18 @@ def _start_family(page: Any) -> None:
     page.wait_for_selector("#transcript li")
 
 
+def _played_but(site: Any, user: str, scenario: str = "family") -> None:
+    """``user`` has played every start but the first of ``scenario`` (the one the test plays in the
+    browser): finishing it opens their scores and debriefs."""
+    client = Client(site.server.base_url)
+    assert client.login(user).status_code == 200
+    left = next(s["id"] for s in client.get("/api/practice").json()["starts"] if s["scenario"] == scenario)
+    open_debriefs(client, leave=left)
+    client.close()
+
+
 def test_play_one_short_episode_in_the_browser_and_read_the_debrief(browser: Any, site: Any) -> None:
+    _played_but(site, "alice")
     p = Page(browser, site, "alice")
     page = p.page
     page.click("#practice-link a")
@@ -126,9 +137,10 @@ def test_play_one_short_episode_in_the_browser_and_read_the_debrief(browser: Any
     page.locator("body").evaluate("() => window.scrollTo(0, 0)")  # the sticky top bar at the top of the full page
     page.screenshot(path=str(ARTIFACTS / "practice-debrief.png"), full_page=True)
 
-    # the list shows the finished episode with its J
+    # the list shows the finished episodes with their J (the other starts were played before)
     p.goto("/practice")
-    assert page.locator("#practice-episodes tbody tr", has_text="finished").count() == 1
+    assert page.locator("#practice-episodes tbody tr", has_text="finished").count() == 9
+    assert page.locator("#practice-episodes tbody tr").first.locator("td.num").last.inner_text() != "—"
     p.shot("practice-list-after.png")
     p.close()
 
@@ -138,6 +150,7 @@ def test_the_practice_pages_pass_axe_with_zero_violations(browser: Any, site: An
     wordless turn, and the debrief are held to the same rule as every other page."""
     from tests.review.helpers import axe_violations
 
+    _played_but(site, "bob")
     p = Page(browser, site, "bob")
     page = p.page
     p.goto("/practice")
@@ -186,6 +199,10 @@ def scripted_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def test_the_smoke_test_says_so_and_a_debrief_without_an_optimum_says_why(browser: Any, scripted_site: Any) -> None:
     from tests.review.helpers import axe_violations
 
+    client = Client(scripted_site.server.base_url)
+    assert client.login("carol").status_code == 200
+    open_debriefs(client, leave=next(s["id"] for s in client.get("/api/practice").json()["starts"] if "Luis" in s["clients"]))
+    client.close()
     p = Page(browser, scripted_site, "carol")
     page = p.page
     p.goto("/practice")
@@ -212,3 +229,26 @@ def test_the_smoke_test_says_so_and_a_debrief_without_an_optimum_says_why(browse
     page.screenshot(path=str(ARTIFACTS / "practice-scripted-debrief.png"), full_page=True)
     p.close()
     assert not found, found
+
+
+def test_before_every_start_is_played_the_episode_ends_without_score_or_debrief(browser: Any, site: Any) -> None:
+    """Scores and debriefs teach the simulator: a person who has not played every start ends an
+    episode with a message saying how many are left, and no score anywhere."""
+    p = Page(browser, site, "dan")
+    page = p.page
+    p.goto("/practice")
+    _start_family(page)
+    for step in range(1, 4):
+        page.check("#speak-no")
+        page.click("#take-step")
+        page.wait_for_selector(f"#step-count:text('{f'step {step + 1} of 3' if step < 3 else '3 of 3 steps'}')")
+    later = page.locator("#debrief-later")
+    later.wait_for()
+    assert "open once you have played every session: 8 left" in later.inner_text()
+    assert later.evaluate("e => document.activeElement === e")  # focus moved to what the page says
+    assert page.locator("#debrief").is_hidden() and page.locator("#debrief-ready").is_hidden()
+    page.locator("#toast").evaluate("e => { e.hidden = true; }")
+    p.shot("practice-ended-before-every-start.png")
+    p.goto("/practice")
+    assert page.locator("#practice-episodes tbody tr").first.locator("td.num").last.inner_text() == "—"
+    p.close()

@@ -61,7 +61,7 @@ def test_an_old_practice_database_upgrades_and_replays_its_episodes_as_they_were
                    user=user, start=start_id, actions=json.dumps(actions), steps=len(actions), finished=record is not None, record=record)
             for actions, record in [([speak], None), ([speak, listen, speak], json.dumps(finished.record()))]
         )
-    assert upgrade(database) == ("0005", head_revision()) and current_revision(database) == "0006"
+    assert upgrade(database) == ("0005", head_revision()) and current_revision(database) == head_revision()
 
     with database.write() as session:
         alice = get_user(session, "alice")
@@ -95,9 +95,11 @@ def test_an_old_practice_database_upgrades_and_replays_its_episodes_as_they_were
         fitted = practice.finished_records(session, "alice", "fitted")["alice"]
         assert [r["simulator"] for r in fitted] == ["fitted"] and fitted[0]["simulator_model"]["sha256"] == again.model_sha256
         with pytest.raises(Invalid, match="different simulators"):
-            practice.write_run(tmp_path / "mixed", "alice", [mixed[0], fitted[0]])
-        practice.write_run(tmp_path / "fitted", "alice", fitted)
-        assert json.loads((tmp_path / "fitted" / "run.json").read_text())["simulator"] == "fitted"
+            practice.practice_run("alice", [mixed[0], fitted[0]], tmp_path / "mixed")
+        run = practice.practice_run("alice", fitted, tmp_path / "fitted")
+        practice.write_results(run.folder, run)
+        assert run.simulator == "fitted" and run.sim_model is None  # the bundled model, as `rescue sim eval` records it
+        assert json.loads((tmp_path / "fitted" / "results" / "sim.jsonl").read_text())["simulator"] == "fitted"
     # and back: the columns go, every episode stays (no table copy that cascades)
     with database.engine.begin() as connection:
         command.downgrade(_alembic_config(connection), "0005")

@@ -413,22 +413,33 @@ def agreement(
 
 @command(app, "import-ratings")
 def import_ratings(
-    sample: Path = typer.Argument(..., help="The CSV `rescue agreement sample` wrote (its judge_score column is never imported)."),
+    sample: Path = typer.Argument(
+        ..., help="The sample `rescue agreement sample` wrote: a CSV of judged records (its judge_score column is never imported), "
+        "or JSON Lines of closed-loop pairs (no J or agent name is read).",
+    ),
     db: Optional[str] = _db_option(),
     name: Optional[str] = typer.Option(None, "--name", help="Name of the questionnaire (admins only see it). Default: the file name."),
     rater: Optional[list[str]] = typer.Option(None, "--rater", help="A user who rates every item (repeatable; several raters per item are allowed)."),
 ) -> None:
-    """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the model's name."""
-    from rescue_bench.judge_ratings import read_sample_csv
+    """Turn a rating sample into a questionnaire: raters see the reference and the model's answer, never the judge's score or the
+    model's name; or, for closed-loop pairs, the session up to a start and two continuations, never an agent's name or a J."""
+    from rescue_bench.judge_ratings import is_pair_sample, read_pair_sample, read_sample_csv
     from rescue_bench.labels import JUDGED_TASKS
     from rescue_bench.review import operations
 
     database = _open(db)
+    who = ', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'
+    if is_pair_sample(sample):
+        pairs = read_pair_sample(sample)  # a bad line: one error naming file and line, nothing imported
+        digest = hashlib.sha256(sample.read_bytes()).hexdigest()
+        key, title = _service(lambda: operations.import_pairs(database, pairs, name=name or sample.name, file_name=sample.name, sha256=digest, raters=rater or []))
+        typer.echo(f"imported {len(pairs)} pair(s) as {title} ({name or sample.name}), rated by {who}; raters open /ratings/{key}")
+        return
     items = read_sample_csv(sample)  # a bad line: one error naming file and line, nothing imported
     digest = hashlib.sha256(sample.read_bytes()).hexdigest()
     key, title = _service(lambda: operations.import_ratings(database, items, name=name or sample.name, file_name=sample.name, sha256=digest, raters=rater or []))
     by_task = ", ".join(f"{t.upper()} {sum(i['task'] == t for i in items)}" for t in JUDGED_TASKS)
-    typer.echo(f"imported {len(items)} item(s) ({by_task}) as {title} ({name or sample.name}), rated by {', '.join(rater or []) or 'nobody yet: add --rater or use `rescue review raters`'}; raters open /ratings/{key}")
+    typer.echo(f"imported {len(items)} item(s) ({by_task}) as {title} ({name or sample.name}), rated by {who}; raters open /ratings/{key}")
 
 
 @command(app)
@@ -448,21 +459,24 @@ def raters(
 
 @command(app, "export-ratings")
 def export_ratings(
-    out: Path = typer.Option(..., "--out", "-o", help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score."),
+    out: Path = typer.Option(
+        ..., "--out", "-o",
+        help="Output CSV ('-' for standard output): id, task, sample_id, scenario, row, rater, human_score; for pairs pair_id, a_run, "
+        "a_episode, b_run, b_episode, scenario, sample_id, rater, preferred (A, B, tie), reason, support_a, support_b, shown_first.",
+    ),
     db: Optional[str] = _db_option(),
     questionnaire: Optional[str] = typer.Option(None, "--set", help="The questionnaire (name or id); needed when there are several."),
 ) -> None:
-    """Write the scores for `rescue agreement score RATINGS.csv RUN_DIR` (Table 12 beside the paper's figures)."""
+    """Write the answers for `rescue agreement score RATINGS.csv RUN...` (Table 12 beside the paper's figures, or the closed loop against people)."""
     import csv
     import io
 
-    from rescue_bench.judge_ratings import RATINGS_COLUMNS
     from rescue_bench.review import operations
 
     database = _open(db)
-    rows = _service(lambda: operations.rating_rows(database, questionnaire))
+    columns, rows = _service(lambda: operations.rating_rows(database, questionnaire))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(RATINGS_COLUMNS), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     if str(out) == "-":
@@ -472,6 +486,10 @@ def export_ratings(
         out.write_text(buffer.getvalue(), encoding="utf-8")
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    if "preferred" in columns:
+        answered = sum(1 for r in rows if r["preferred"] != "")
+        typer.echo(f"wrote {answered} answer(s) of {len(rows)} (pair, rater) line(s) to {out}; next: rescue agreement score {out} RUN... --out DIR", err=True)
+        return
     rated = sum(1 for r in rows if r["human_score"] != "")
     typer.echo(f"wrote {rated} score(s) of {len(rows)} (item, rater) pair(s) to {out}; next: rescue agreement score {out} RUN_DIR", err=True)
 
@@ -525,15 +543,47 @@ def export_practice(
     simulator: Optional[str] = typer.Option(
         None, "--simulator", show_default=False, help="Only episodes played against this simulator (fitted or scripted); a run has one.",
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a folder that holds another run (another export with other episodes, say)."),
 ) -> None:
-    """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`."""
-    from rescue_bench.engine.outputs import versions
-    from rescue_bench.review import operations, practice
+    """Write the finished practice episodes as `rescue sim eval` runs (agent human/<user>) for `rescue report`,
+    through the run lifecycle of every run command (run.json running, then success)."""
+    from contextlib import ExitStack
+
+    from rescue_bench.engine.runfolder import RunStatus, claim_folder, finish_run, run_identity, start_run
+    from rescue_bench.review import operations
+    from rescue_bench.runinfo import SimCalls, SimRunInfo
 
     database = _open(db)
-    written = _service(lambda: operations.export_practice(database, out, user, simulator, versions=versions()))
-    for name, (folder, episodes) in written.items():
-        typer.echo(f"wrote {episodes} episode(s) of {practice.agent_name(name)} to {folder}")
+    runs = _service(lambda: operations.plan_practice_export(database, out, user, simulator))
+    planned = [(run, _practice_settings(run), [{"path": f"practice starts of {run.agent}", "sha256": run.starts_sha256}]) for run in runs]
+    if not overwrite:  # every folder checked before the first is claimed: all written, or nothing
+        for run, settings, files in planned:
+            claim_folder(run.folder, run_identity("sim", settings, files), overwrite=False)
+    with ExitStack() as stack:
+        starts = [stack.enter_context(start_run(run.folder, "sim", settings, overwrite=overwrite, files=files)) for run, settings, files in planned]
+        _service(lambda: operations.export_practice(database, out, runs))
+        for run, start in zip(runs, starts):
+            steps = sum(len(r["steps"]) for r in run.records)
+            finish_run(
+                start, RunStatus("success", {"steps": steps, "failed_steps": 0, "failed_agent_calls": 0, "failed_simulator_calls": 0, "judge_failures": 0}),
+                SimRunInfo, source="rescue review export-practice", agent=run.agent, simulator=run.simulator, gamma=run.gamma, lam=run.lam,
+                horizon=run.horizon, clips=run.clips, episodes=len(run.records),
+                calls=SimCalls(episodes=len(run.records), agent_total=0, simulator_total=0, agent_per_episode=0.0, simulator_per_episode=0.0, judge=0),
+            )
+    for run in runs:
+        typer.echo(f"wrote {len(run.records)} episode(s) of {run.agent} to {run.folder}")
+        seen = sum(1 for r in run.records if r["practice"]["debrief_open"])
+        if seen:
+            typer.echo(f"note: {seen} of them began after {run.username} could read scores and debriefs (records: practice.debrief_open)", err=True)
+
+
+def _practice_settings(run: Any) -> Any:
+    """The settings a practice export records: the person as the agent, the catalogue's simulator and objective."""
+    from rescue_bench.engine.settings import SimSettings
+    from rescue_bench.review import practice
+
+    options = practice.practice_options(horizon=run.horizon, gamma=run.gamma, lam=run.lam, subgroups=True)
+    return SimSettings(model=run.agent, simulator=run.simulator, sim_model=run.sim_model, options=options, out=str(run.folder))
 
 
 # ------------------------------------------------------------------------------------------------

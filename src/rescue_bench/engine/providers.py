@@ -122,14 +122,14 @@ def provider_setup() -> Iterator[None]:
 
 def check_providers(settings: RunSettings) -> None:
     """Make every provider model a run will call (its ``model``, ``judge`` and ``simulator``; never a
-    baseline or an offline simulator) before the run claims its folder, so a missing API key or
+    baseline, a person or an offline simulator) before the run claims its folder, so a missing API key or
     provider package is a :class:`ProviderSetupError` that leaves the folder as it was."""
     from rescue_bench.engine.settings import OFFLINE_SIMULATORS
-    from rescue_bench.labels import is_baseline
+    from rescue_bench.labels import is_baseline, is_human
 
     names = [getattr(settings, role, None) for role in ("model", "judge", "simulator")]
     for name in names:
-        if not name or is_baseline(name) or name in OFFLINE_SIMULATORS:
+        if not name or is_baseline(name) or is_human(name) or name in OFFLINE_SIMULATORS:
             continue
         with provider_setup():
             get_provider_model(name, memoize=False)  # a model made earlier in the process was made with a key that may be gone

@@ -22,6 +22,10 @@ Agreement between raters
       (all three on units of several raters, with bootstrap intervals over clusters):
       :mod:`rescue_bench.metrics.agreement`.
 
+Ranking from pairwise judgements
+    * :func:`bradley_terry` (strengths from comparisons) and :func:`bradley_terry_resamples` (refitted
+      on cluster-bootstrap resamples): :mod:`rescue_bench.metrics.pairwise`.
+
 Conventions shared by every function: an invalid answer (``None`` prediction from
 :mod:`rescue_bench.parse`) is wrong, never dropped, and counted in ``n_invalid`` / ``invalid_rate``;
 ill-defined ratios are 0 (``zero_division=0``); empty input gives NaN, not an exception.
@@ -41,6 +45,7 @@ from rescue_bench.metrics.coverage import (
     measured_coverage,
 )
 from rescue_bench.metrics.emotion import er_score, intensity_score
+from rescue_bench.metrics.pairwise import Comparison, bradley_terry, bradley_terry_resamples
 from rescue_bench.metrics.ranking import MRR_CUTOFF, rank_of, ranking_metrics
 from rescue_bench.metrics.significance import (
     align_pairs,
@@ -65,6 +70,7 @@ __all__ = [
     "MRR_CUTOFF",
     "POOLED",
     "AdditiveStatistic",
+    "Comparison",
     "Reliability",
     "Unit",
     "align_pairs",
@@ -74,6 +80,8 @@ __all__ = [
     "chance_levels",
     "bootstrap_ci",
     "bootstrap_distribution",
+    "bradley_terry",
+    "bradley_terry_resamples",
     "cohen_kappa",
     "coverage_note",
     "er_score",

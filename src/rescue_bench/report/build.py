@@ -29,6 +29,7 @@ from rescue_bench.report import figures as F
 from rescue_bench.report import render as R
 from rescue_bench.report import tables as T
 from rescue_bench.report.agent import AgentSection
+from rescue_bench.report.pairs import AgreementEntry
 from rescue_bench.report.runs import Run, run_data_paths
 from rescue_bench.report.sim import SimSection
 from rescue_bench.scoring import SUMMARY_SCENARIOS
@@ -139,6 +140,8 @@ class Report(BaseModel):
     paper: PaperReference = Field(default_factory=PaperReference.published)
     agent: AgentSection = Field(default_factory=AgentSection)
     sim: SimSection = Field(default_factory=SimSection)
+    agreement: list[AgreementEntry] = Field(default_factory=list)
+    """People's pairwise ratings of closed-loop episodes scored against the runs (``rescue agreement score --out``)."""
     warnings: list[str] = Field(default_factory=list)
     created: str = ""
 
@@ -194,9 +197,12 @@ def compute_report(
     confidence: float = DEFAULT_CONFIDENCE,
     data_paths: Sequence[str] | None = None,
     correction: str = "pairs",
+    agreements: Sequence[str | Path] = (),
 ) -> Report:
-    """Every number of the report (pure: no files written). ``correction`` picks the p-values the
-    significance tables show (``pairs``, ``holm`` or ``bh``; report.json holds all three)."""
+    """Every number of the report (no files written). ``correction`` picks the p-values the
+    significance tables show (``pairs``, ``holm`` or ``bh``; report.json holds all three);
+    ``agreements``: folders of ``rescue agreement score --out`` on closed-loop ratings, shown beside
+    the runs they scored."""
     if correction not in A.CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; expected one of {', '.join(A.CORRECTIONS)}")
     every_run = list(runs)
@@ -289,6 +295,10 @@ def compute_report(
 
     report.sim = compute_sim(every_run, n_resamples=n_resamples, seed=seed, confidence=confidence, correction=correction)
     warnings.extend(report.sim.warnings)
+    from rescue_bench.report.pairs import report_entry  # hook: people's ratings of the closed loop
+
+    report.agreement = [report_entry(folder, every_run) for folder in agreements]
+    warnings.extend(w for entry in report.agreement for w in entry.warnings)
     report.warnings = warnings
     report.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return report
@@ -523,6 +533,10 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
     sim_tables, sim_figures, sim_html = write_sim(report.sim, tab_dir, fig_dir, confidence=report.settings.confidence, n_resamples=report.settings.resamples)
     files["tables"] += sim_tables
     files["figures"] += sim_figures
+    from rescue_bench.report.pairs import report_tables, section_html
+
+    for table in report_tables(report.agreement):
+        files["tables"] += [str(p) for p in R.write_table(table, tab_dir)]
 
     dumped = dict(report.model_dump(mode="python"), files=files)
     (out / "report.json").write_text(json.dumps(_json_safe(dumped), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -552,6 +566,9 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
         sections.append(("agent", "Support agent (chain)", agent_html))
     if sim_html is not None:
         sections.append(("sim", "Closed-loop evaluation", sim_html))
+    if report.agreement:
+        body = "\n".join(section_html(entry.result, entry.names, entry.warnings) for entry in report.agreement)
+        sections.append(("people", "People and the closed loop", body))
     html_text = R.html_document("RESCUE-Bench report", sections)
     (out / "report.html").write_text(html_text, encoding="utf-8")
     files["report"] = [str(out / "report.json"), str(out / "report.html")]

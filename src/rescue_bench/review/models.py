@@ -22,6 +22,9 @@ How the tables fit together, and why (one copy per segment by default, with room
 - ``rating_sets``, ``rating_items``, ``rating_raters`` and ``ratings``: the judge-rating
   questionnaire (the paper's Table 12). An item holds the reference annotation and the model's
   answer as text; the judge's score and the model's name are never stored, so no page can show them.
+  A set of kind ``pairs`` (the closed loop's study) has ``pair_items`` and ``pair_ratings`` instead:
+  a pair holds the session up to a start and two continuations as a rater reads them; the runs and
+  episodes they came from are stored for the export only (admins), never a J or an agent's name.
 - ``login_throttle`` and ``settings`` (the cookie-signing secret, the reveal rule of independent
   copies) live here too, so several worker processes behind one proxy share them.
 
@@ -281,6 +284,9 @@ class Setting(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+RATING_KINDS: tuple[str, ...] = ("scores", "pairs")
+
+
 class RatingSet(Base):
     """One imported questionnaire (``rescue review import-ratings SAMPLE.csv``)."""
 
@@ -295,6 +301,10 @@ class RatingSet(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     items: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    kind: Mapped[str] = mapped_column(String(16), server_default=RATING_KINDS[0])
+    """``scores`` (1-5 per item, Table 12) or ``pairs`` (which of two continuations, the closed loop)."""
+    salt: Mapped[str | None] = mapped_column(String(64))
+    """A pair set's secret for the order each rater sees each pair's sides in (never shown)."""
 
 
 class RatingItem(Base):
@@ -340,6 +350,50 @@ class Rating(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     score: Mapped[int] = mapped_column(Integer)
     note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PairItem(Base):
+    """One pair of a pairwise questionnaire: the session up to a start and two continuations (the
+    sample's sides A and B), as a rater reads them (JSON lists of turns)."""
+
+    __tablename__ = "pair_items"
+    __table_args__ = (UniqueConstraint("set_id", "pair_id"), UniqueConstraint("set_id", "position"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("rating_sets.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    pair_id: Mapped[str] = mapped_column(String(200))
+    sample_id: Mapped[str] = mapped_column(String(1024))
+    scenario: Mapped[str] = mapped_column(String(16))
+    start_row: Mapped[int | None] = mapped_column(Integer)
+    context: Mapped[str] = mapped_column(Text)
+    a_run: Mapped[str] = mapped_column(String(1024))
+    """Export only (admins): the run folder of side A; no rater's page or payload holds it."""
+    a_episode: Mapped[str] = mapped_column(String(1200))
+    a_turns: Mapped[str] = mapped_column(Text)
+    b_run: Mapped[str] = mapped_column(String(1024))
+    b_episode: Mapped[str] = mapped_column(String(1200))
+    b_turns: Mapped[str] = mapped_column(Text)
+
+
+class PairRating(Base):
+    """One rater's answer to one pair, in the sample's A/B terms, and which side they saw first."""
+
+    __tablename__ = "pair_ratings"
+    __table_args__ = (UniqueConstraint("item_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("pair_items.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    preferred: Mapped[str] = mapped_column(String(8))
+    """``A``, ``B`` or ``tie`` (the sample's sides)."""
+    reason: Mapped[str] = mapped_column(Text)
+    support_a: Mapped[int | None] = mapped_column(Integer)
+    support_b: Mapped[int | None] = mapped_column(Integer)
+    shown_first: Mapped[str] = mapped_column(String(1))
+    """The side the rater saw as their first continuation (``A`` or ``B``)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -412,3 +466,6 @@ class PracticeEpisode(Base):
     """The ``practice_models`` row of the fitted model it plays (``None`` for ``scripted``)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    debrief_open: Mapped[bool | None] = mapped_column(Boolean)
+    """Whether the person could read scores and debriefs when this episode began (they had finished
+    every start of the catalogue); ``None`` for episodes begun before this was recorded."""

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from rescue_bench.data.models import Clip
-from rescue_bench.judge_ratings import SampleItem
-from rescue_bench.review import access, practice, ratings, store, users
+from rescue_bench.judge_ratings import PAIR_RATINGS_COLUMNS, RATINGS_COLUMNS, PairLine, SampleItem
+from rescue_bench.review import access, pairs, practice, ratings, store, users
 from rescue_bench.review.db import Database, database_errors
 from rescue_bench.review.errors import Invalid
 from rescue_bench.review.models import RatingRater, RatingSet, Segment, Setting, User
@@ -182,6 +182,14 @@ def import_ratings(db: Database, items: Sequence[SampleItem], *, name: str, file
         return rating_set.key, ratings.title(rating_set)
 
 
+def import_pairs(db: Database, items: Sequence[PairLine], *, name: str, file_name: str, sha256: str, raters: Sequence[str]) -> tuple[str, str]:
+    """A pairwise questionnaire of ``items`` rated by ``raters``; returns its id and its title."""
+    with database_errors(), db.write() as session:
+        people = [users.get_user(session, n) for n in raters]
+        rating_set = pairs.import_pairs(session, items, name=name, file_name=file_name, sha256=sha256, raters=people)
+        return rating_set.key, ratings.title(rating_set)
+
+
 def change_raters(db: Database, questionnaire: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> tuple[str, list[str]]:
     """Add and remove raters of a questionnaire (by name or id); returns its name and its raters."""
     with database_errors(), db.write() as session:
@@ -196,8 +204,9 @@ def change_raters(db: Database, questionnaire: str, *, add: Sequence[str] = (), 
         return rating_set.name, list(names)
 
 
-def rating_rows(db: Database, questionnaire: str | None) -> list[dict[str, Any]]:
-    """The scores of a questionnaire (by name or id; may be left out when the database has one)."""
+def rating_rows(db: Database, questionnaire: str | None) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The columns and rows of a questionnaire's answers (by name or id; may be left out when the
+    database has one): its scores, or a pairwise questionnaire's preferences."""
     with database_errors(), db.read() as session:
         if questionnaire:
             rating_set = ratings.find_set(session, questionnaire)
@@ -209,7 +218,9 @@ def rating_rows(db: Database, questionnaire: str | None) -> list[dict[str, Any]]
                 names = ", ".join(session.scalars(select(RatingSet.name).order_by(RatingSet.id)))
                 raise Invalid(f"{count} questionnaires ({names}): choose one with --set NAME (each is scored against its own run)", "set")
             rating_set = session.scalars(select(RatingSet)).one()
-        return ratings.export_rows(session, rating_set)
+        if rating_set.kind == pairs.PAIRS:
+            return PAIR_RATINGS_COLUMNS, pairs.export_rows(session, rating_set)
+        return RATINGS_COLUMNS, ratings.export_rows(session, rating_set)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -231,37 +242,43 @@ def finished_practice(db: Database, user: str | None, simulator: str | None = No
         return practice.finished_records(session, user, simulator)
 
 
-def export_practice(db: Database, out: Path, user: str | None, simulator: str | None = None, *, versions: dict[str, Any]) -> dict[str, tuple[Path, int]]:
-    """Write each person's finished episodes as a ``rescue sim eval`` run (``out``, or ``out/<name>``
-    for several people) and audit them, all or nothing: every run is written into a staging folder
-    inside ``out`` first, then every destination folder is made, then the audit entries are
-    committed, and only then are the files moved into place. Returns ``{name: (folder, episodes)}``."""
-    import os
-    import tempfile
-
+def plan_practice_export(db: Database, out: Path, user: str | None, simulator: str | None = None) -> list[practice.PracticeRun]:
+    """Each person's finished episodes as the run the export writes (``out``, or ``out/<name>`` for
+    several people), checked before anything is written: episodes to export, one simulator and
+    objective per person, no file where a folder goes."""
     by_user = finished_practice(db, user, simulator)
     if not by_user:
         raise Invalid(f"no finished practice episode{f' of {user}' if user else ''}{f' against {simulator}' if simulator else ''} in this database", "user")
-    folders = {name: out if user or len(by_user) == 1 else out / name for name in by_user}
-    taken = next((f for f in [out, *folders.values()] if f.exists() and not f.is_dir()), None)
+    runs = [practice.practice_run(name, records, out if user or len(by_user) == 1 else out / name) for name, records in by_user.items()]
+    taken = next((f for f in [out, *(r.folder for r in runs)] if f.exists() and not f.is_dir()), None)
     if taken is not None:
         raise Invalid(f"cannot write {taken}: a file is where its folder goes", "out")
+    return runs
+
+
+def export_practice(db: Database, out: Path, runs: Sequence[practice.PracticeRun]) -> None:
+    """Write each planned run's results and summary and audit them, all or nothing: every run is
+    written into a staging folder inside ``out`` first, then every destination folder is made, then
+    the audit entries are committed, and only then are the files moved into place (``run.json`` is
+    the run lifecycle's, around this)."""
+    import os
+    import tempfile
+
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".export-practice-", dir=out) as staging:
-            for name, records in by_user.items():
-                practice.write_run(Path(staging) / name, name, records, versions=versions)
-            for folder in folders.values():
-                folder.mkdir(parents=True, exist_ok=True)
+            for run in runs:
+                practice.write_results(Path(staging) / run.username, run)
+            for run in runs:
+                run.folder.mkdir(parents=True, exist_ok=True)
             with database_errors(), db.write() as session:
-                practice.audit_export(session, {name: len(records) for name, records in by_user.items()})
-            for name, folder in folders.items():
-                staged = Path(staging) / name
+                practice.audit_export(session, {run.username: len(run.records) for run in runs})
+            for run in runs:
+                staged = Path(staging) / run.username
                 for file in sorted(f for f in staged.rglob("*") if f.is_file()):
-                    dest = folder / file.relative_to(staged)
+                    dest = run.folder / file.relative_to(staged)
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(file, dest)
     except OSError as exc:
         where = exc.filename or out
         raise Invalid(f"cannot write {where}: {exc.strerror or exc}", "out") from None
-    return {name: (folders[name], len(records)) for name, records in by_user.items()}

@@ -27,6 +27,12 @@ Once an episode is over the person gets a debrief (:func:`debrief`): the score's
 episode's floor (the best constant policy, named) and optimum, the normalised score, and the episode
 step by step (:func:`rescue_bench.sim.breakdown`): who was most distressed before each move, what the
 move was, how the clients heard it, what it did, and whether it left the most distressed client out.
+
+Scores and debriefs teach the simulator (which moves it rewards), and a person who has read them
+plays the next start as someone who has: they open only once the person has finished every start of
+the catalogue (:func:`debrief_state`), and each episode records whether they were open when it began
+(``debrief_open``). The export keeps each person's play order (``practice`` in each record:
+:class:`rescue_bench.sim.record.PracticePlay`).
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
-from rescue_bench.labels import PATTERNS, STRATEGIES, THERAPIST
+from rescue_bench.labels import HUMAN_PREFIX, PATTERNS, STRATEGIES, THERAPIST
 from rescue_bench.review.errors import Invalid, NotFound, ReviewError
 from rescue_bench.review.models import AuditEntry, PracticeEpisode, PracticeModel, PracticeStart, User, utcnow
 from rescue_bench.sim import (
@@ -68,8 +74,6 @@ from rescue_bench.sim.reader import GROUP_WORDS
 from rescue_bench.sim.state import PATTERN_VALUE
 from rescue_bench.summary import SimSummary, summary_json
 
-HUMAN_PREFIX = "human/"
-"""Agent names of people: ``human/<username>``."""
 MAX_TURN_CHARS = 1_000
 """The longest turn a person may type (the chain takes a bare turn up to this length, too)."""
 PRACTICE_STATE: Literal["none"] = "none"
@@ -240,6 +244,8 @@ class EpisodeView(BaseModel):
     strategy_help: dict[str, str]
     score: Score | None
     debrief: Debrief | None = Field(description="once the episode is over: the scale, floor, optimum and the steps (practice.debrief)")
+    debrief_open: bool = Field(description="scores and debriefs are shown: you have finished every start of the catalogue")
+    starts_left: int = Field(description="starts you have not finished yet (scores and debriefs open at 0)")
 
     def page_data(self) -> dict[str, Any]:
         """The view as the page embeds it (the JSON the API answers)."""
@@ -433,11 +439,32 @@ def list_starts(session: Session) -> list[StartSummary]:
     return [_start_summary(session, r, options) for r in rows if (options := _problem(r.options)[0]) is not None]
 
 
+@dataclass(frozen=True)
+class DebriefState:
+    """Whether ``user`` may read scores and debriefs: once they have finished every start of the
+    catalogue (``left`` is how many they have not)."""
+
+    open: bool
+    left: int
+
+
+def debrief_state(session: Session, user: User) -> DebriefState:
+    """:class:`DebriefState` of ``user`` now (the catalogue as :func:`list_starts` shows it)."""
+    starts = {r.id for r in session.scalars(select(PracticeStart)) if _problem(r.options)[0] is not None}
+    finished = set(
+        session.scalars(select(PracticeEpisode.start_id).where(PracticeEpisode.user_id == user.id, PracticeEpisode.finished.is_(True)))
+    )
+    left = len(starts - finished)
+    return DebriefState(bool(starts) and left == 0, left)
+
+
 def my_episodes(session: Session, user: User) -> list[EpisodeSummary]:
+    """The user's episodes, newest first; a score only once scores are open to them (:func:`debrief_state`)."""
     rows = session.scalars(select(PracticeEpisode).where(PracticeEpisode.user_id == user.id).order_by(PracticeEpisode.id.desc()))
+    opened = debrief_state(session, user).open
     out = []
     for e in rows:
-        score = json.loads(e.record)["metrics"]["J"] if e.record else None
+        score = json.loads(e.record)["metrics"]["J"] if e.record and opened else None
         if not isinstance(score, (int, float)) or not math.isfinite(score):
             score = None  # a record scored under refused options, until it is repaired
         out.append(EpisodeSummary(id=e.id, start=e.start_id, steps=e.steps, finished=e.finished, J=score, simulator=e.simulator))
@@ -547,7 +574,7 @@ def view(session: Session, user: User, episode_id: int) -> EpisodeView:
     the debrief, once the episode is over."""
     row, start_row = _get(session, user, episode_id)
     start, options, episode = _loaded(session, row, start_row, user)
-    return _view(row, start, options, episode, json.loads(row.record) if row.record else None)
+    return _view(row, start, options, episode, json.loads(row.record) if row.record else None, debrief_state(session, user))
 
 
 def listening(sim: OfflineSimulator) -> Listening:
@@ -589,7 +616,9 @@ def _heard(step: dict[str, Any]) -> Heard:
     return Heard(silent=heard["silent"], recipients=heard["recipients"], affect=heard["affect"], wordless=bool(heard["silent"]))
 
 
-def _view(row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episode: Episode, record: dict[str, Any] | None) -> EpisodeView:
+def _view(
+    row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episode: Episode, record: dict[str, Any] | None, state: DebriefState
+) -> EpisodeView:
     point = episode.live_point()
     n = len(start.transcript)
     transcript = [_row(v, n, i + 1) for i, v in enumerate(episode.transcript)]
@@ -600,7 +629,7 @@ def _view(row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episod
     sim = episode.offline
     assert sim is not None
     score = debriefed = None
-    if episode.done:
+    if episode.done and state.open:
         record = record or episode.record()
         score = Score(**{k: record["metrics"][k] for k in SCORE_KEYS})
         debriefed = debrief(record)
@@ -619,6 +648,8 @@ def _view(row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episod
         strategy_help={} if episode.done else {s: STRATEGIES[start.scenario].get(s, "") for s in point.strategies},
         score=score,
         debrief=debriefed,
+        debrief_open=state.open,
+        starts_left=state.left,
     )
 
 
@@ -699,7 +730,8 @@ def create(session: Session, user: User, start_id: int) -> int:
         raise NotFound("no such practice start")
     stored_options(start)  # refused before an episode is made on it
     episode = PracticeEpisode(
-        user_id=user.id, start_id=start_id, actions="[]", steps=0, finished=False, simulator=start.simulator, model_sha256=start.model_sha256
+        user_id=user.id, start_id=start_id, actions="[]", steps=0, finished=False, simulator=start.simulator, model_sha256=start.model_sha256,
+        debrief_open=debrief_state(session, user).open,
     )
     session.add(episode)
     session.flush()
@@ -748,7 +780,7 @@ def act(
     )).rowcount
     if changed != 1:
         raise StepTaken()
-    return _view(row, start, options, after, finished)
+    return _view(row, start, options, after, finished, debrief_state(session, user))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -767,29 +799,57 @@ def audit_export(session: Session, episodes: dict[str, int]) -> None:
 def finished_records(session: Session, username: str | None = None, simulator: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """``{username: records}``: each person's *first* finished episode of every start (later
     attempts at a start they have seen scored are practice, and one episode id per run keeps the
-    runs pairable by episode), in start order; ``simulator``: only episodes played against it."""
-    query = (
-        select(PracticeEpisode, User.username)
-        .join(User, User.id == PracticeEpisode.user_id)
-        .where(PracticeEpisode.finished.is_(True))
-        .order_by(PracticeEpisode.id)
-    )
+    runs pairable by episode), in start order, each with when it was played (``practice``: its place
+    in the order the person began their episodes, the time, and whether scores and debriefs were
+    open to them then); ``simulator``: only episodes played against it."""
+    query = select(PracticeEpisode, User.username).join(User, User.id == PracticeEpisode.user_id).order_by(PracticeEpisode.id)
     if username is not None:
         query = query.where(User.username == username)
-    if simulator is not None:
-        query = query.where(PracticeEpisode.simulator == simulator)
     out: dict[str, dict[int, dict[str, Any]]] = {}
+    began: dict[str, int] = {}
     for episode, name in session.execute(query):
+        began[name] = order = began.get(name, 0) + 1  # every episode the person began counts, exported or not
+        if not episode.finished or (simulator is not None and episode.simulator != simulator):
+            continue
         assert episode.record is not None
-        out.setdefault(name, {}).setdefault(episode.start_id, json.loads(episode.record))
-    return {name: [by_start[k] for k in sorted(by_start)] for name, by_start in sorted(out.items())}
+        if episode.start_id in out.setdefault(name, {}):
+            continue
+        record = json.loads(episode.record)
+        record["practice"] = {"order": order, "began": episode.created_at.isoformat(timespec="seconds"), "debrief_open": episode.debrief_open}
+        out[name][episode.start_id] = record
+    return {name: [by_start[k] for k in sorted(by_start)] for name, by_start in sorted(out.items()) if by_start}
 
 
-def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versions: dict[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
-    """Write ``out/results/sim.jsonl``, ``out/summary.json`` and ``out/run.json`` (the files of
-    ``rescue sim eval``) for one person's records; returns the summary."""
-    from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
-    from rescue_bench.runinfo import SimCalls, SimRunInfo
+@dataclass(frozen=True)
+class PracticeRun:
+    """One person's finished episodes as the ``rescue sim eval`` run the export writes to ``folder``:
+    what they were played under (one simulator and model, horizon, gamma, lambda) and the digest of
+    the starts they were played at (the run's data)."""
+
+    username: str
+    folder: Path
+    records: list[dict[str, Any]]
+    simulator: str
+    sim_model: str | None
+    """The fitted model's name as runs record it (``None``: the bundled one, or the scripted smoke test)."""
+    horizon: int
+    gamma: float
+    lam: float
+    starts_sha256: str
+
+    @property
+    def agent(self) -> str:
+        return agent_name(self.username)
+
+    @property
+    def clips(self) -> int:
+        return len({r["sample_id"] for r in self.records})
+
+
+def practice_run(username: str, records: list[dict[str, Any]], folder: Path) -> PracticeRun:
+    """One person's records as a :class:`PracticeRun` (in episode order), or :class:`Invalid` when
+    they were played under different objectives or simulators (a run has one)."""
+    import hashlib
 
     if not records:
         raise Invalid(f"{username} has no finished practice episode", "user")
@@ -805,25 +865,23 @@ def write_run(out: Path, username: str, records: list[dict[str, Any]], *, versio
             f"{username}'s episodes were played against different simulators ({'; '.join(played)}): export one with --simulator", "simulator"
         )
     records = sorted(records, key=lambda r: (r["sample_id"], r["row"]))
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(out / "results" / f"{SIM_TASK}.jsonl", records)
-    summary = summary_json(SimSummary(sim=summarize(records, seed=seed)))
-    atomic_write_json(out / "summary.json", summary)
-    agent = agent_name(username)
-    SimRunInfo(
-        kind=SIM_TASK,
-        source="rescue review export-practice",
-        model=agent,
-        agent=agent,
-        simulator=first["simulator"],
-        judge=None,
-        gamma=first["metrics"]["gamma"],
-        lam=first["metrics"]["lambda"],
-        horizon=first["horizon"],
-        clips=len({r["sample_id"] for r in records}),
-        episodes=len(records),
-        calls=SimCalls(episodes=len(records), agent_total=0, simulator_total=0, agent_per_episode=0.0, simulator_per_episode=0.0, judge=0),
-        versions=versions or {},
-        created=utcnow().isoformat(timespec="seconds"),
-    ).write(out)
+    model = (first.get("simulator_model") or {}).get("model")
+    starts = json.dumps([[r["id"], r["initial_state"]] for r in records], sort_keys=True, ensure_ascii=False)
+    return PracticeRun(
+        username=username, folder=folder, records=records, simulator=first["simulator"],
+        sim_model=None if model in (None, DEFAULT_MODEL_NAME) else model,
+        horizon=first["horizon"], gamma=first["metrics"]["gamma"], lam=first["metrics"]["lambda"],
+        starts_sha256=hashlib.sha256(starts.encode()).hexdigest(),
+    )
+
+
+def write_results(folder: Path, run: PracticeRun, *, seed: int = 0) -> dict[str, Any]:
+    """Write ``folder/results/sim.jsonl`` and ``folder/summary.json`` (the files of ``rescue sim
+    eval`` but ``run.json``, which the run lifecycle writes); returns the summary."""
+    from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
+
+    (folder / "results").mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(folder / "results" / f"{SIM_TASK}.jsonl", run.records)
+    summary = summary_json(SimSummary(sim=summarize(run.records, seed=seed)))
+    atomic_write_json(folder / "summary.json", summary)
     return summary

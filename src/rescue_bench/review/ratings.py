@@ -29,9 +29,23 @@ from sqlalchemy.orm import Session
 from rescue_bench.judge_ratings import SampleItem
 from rescue_bench.labels import TASK_NAMES
 from rescue_bench.review.errors import Invalid, NotFound
-from rescue_bench.review.models import AuditEntry, Rating, RatingItem, RatingRater, RatingSet, User, dumps, utcnow
+from rescue_bench.review.models import (
+    RATING_KINDS,
+    AuditEntry,
+    PairItem,
+    PairRating,
+    Rating,
+    RatingItem,
+    RatingRater,
+    RatingSet,
+    User,
+    dumps,
+    utcnow,
+)
 
 SCORES: tuple[int, ...] = (1, 2, 3, 4, 5)
+SCORES_KIND, PAIRS_KIND = RATING_KINDS
+"""``RatingSet.kind`` of the Table 12 questionnaire, and of the closed loop's pairs (:mod:`rescue_bench.review.pairs`)."""
 MAX_NOTE = 2000
 
 ITEM_KEYS: tuple[str, ...] = (
@@ -76,6 +90,7 @@ class RatingSetOut(BaseModel):
 
     id: str
     title: str
+    kind: str = Field(description="scores: rate answers 1-5; pairs: which of two continuations supports the group better")
     items: int
     rated: int = Field(description="items you rated")
     rater: bool = Field(description="you rate this questionnaire")
@@ -126,7 +141,7 @@ def import_ratings(
     if not items:
         raise Invalid("the sample has no items", "items")
     now = now or utcnow()
-    rating_set = RatingSet(key=set_key(), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now)
+    rating_set = RatingSet(key=set_key(), name=name, file_name=file_name, sha256=sha256, items=len(items), created_at=now, kind=SCORES_KIND)
     session.add(rating_set)
     session.flush()
     session.add_all(
@@ -196,16 +211,18 @@ def sets_for(session: Session, user: User) -> list[RatingSetOut]:
         query = query.join(RatingRater, RatingRater.set_id == RatingSet.id).where(RatingRater.user_id == user.id)
     out = []
     for s in session.scalars(query):
-        mine = session.scalar(select(func.count(Rating.id)).join(RatingItem, RatingItem.id == Rating.item_id).where(RatingItem.set_id == s.id, Rating.user_id == user.id)) or 0
-        entry = RatingSetOut(id=s.key, title=title(s), items=s.items, rated=int(mine), rater=is_rater(session, s, user))
+        # a set of scores counts its ratings, a set of pairs its answers (review.pairs)
+        item, answer = (PairItem, PairRating) if s.kind == PAIRS_KIND else (RatingItem, Rating)
+        mine = session.scalar(select(func.count(answer.id)).join(item, item.id == answer.item_id).where(item.set_id == s.id, answer.user_id == user.id)) or 0
+        entry = RatingSetOut(id=s.key, title=title(s), kind=s.kind, items=s.items, rated=int(mine), rater=is_rater(session, s, user))
         if user.is_admin:
             progress = dict(
                 session.execute(
-                    select(User.username, func.count(Rating.id))
+                    select(User.username, func.count(answer.id))
                     .select_from(RatingRater)
                     .join(User, User.id == RatingRater.user_id)
-                    .outerjoin(RatingItem, RatingItem.set_id == RatingRater.set_id)
-                    .outerjoin(Rating, (Rating.item_id == RatingItem.id) & (Rating.user_id == RatingRater.user_id))
+                    .outerjoin(item, item.set_id == RatingRater.set_id)
+                    .outerjoin(answer, (answer.item_id == item.id) & (answer.user_id == RatingRater.user_id))
                     .where(RatingRater.set_id == s.id)
                     .group_by(User.username)
                 ).all()
@@ -283,8 +300,8 @@ def rate(session: Session, user: User, rating_set: RatingSet, position: int, sco
 def export_rows(session: Session, rating_set: RatingSet | None = None) -> list[dict[str, Any]]:
     """The ratings as rows of :data:`~rescue_bench.judge_ratings.RATINGS_COLUMNS`: one per item and
     rater (every rater of the set, and anyone who rated), ``human_score`` empty where not rated yet,
-    in set and item order, raters by name."""
-    sets = [rating_set] if rating_set is not None else list(session.scalars(select(RatingSet).order_by(RatingSet.id)))
+    in set and item order, raters by name; without ``rating_set``, every questionnaire of scores."""
+    sets = [rating_set] if rating_set is not None else list(session.scalars(select(RatingSet).where(RatingSet.kind == SCORES_KIND).order_by(RatingSet.id)))
     out = []
     for s in sets:
         raters = {

@@ -280,6 +280,17 @@ class VariantJ(TypedDict):
     constant: dict[str, float]
 
 
+class PracticePlay(TypedDict):
+    """When a person played a practice episode (``rescue review export-practice``): ``order`` is its
+    place among all the person's episodes in the order they began (1 first; a gap is an attempt not
+    exported), ``began`` when, ``debrief_open`` whether they could already read scores and debriefs
+    (``None``: not recorded)."""
+
+    order: int
+    began: str
+    debrief_open: bool | None
+
+
 class EpisodeRecord(EpisodeBody):
     """An episode's line of ``results/sim.jsonl``."""
 
@@ -289,3 +300,5 @@ class EpisodeRecord(EpisodeBody):
     error: str | None
     sensitivity: NotRequired[dict[str, VariantJ]]
     """Under a ``fitted`` simulator: the episode under every variant of its assumptions, by variant name."""
+    practice: NotRequired[PracticePlay]
+    """A person's practice episode only: when it was played."""

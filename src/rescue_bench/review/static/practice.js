@@ -159,7 +159,12 @@
     document.getElementById("step-title").textContent = done ? "Episode over" : "Your move";
     document.getElementById("step-count").textContent = done ? `${view.horizon} of ${view.horizon} steps` : `step ${view.step} of ${view.horizon}`;
     if (done) {
-      renderDebrief();
+      // scores and debriefs open once every session of the catalogue is played (they would teach the simulator)
+      document.getElementById("debrief-ready").hidden = !view.debrief;
+      const later = document.getElementById("debrief-later");
+      later.hidden = !!view.debrief;
+      later.textContent = `The episode is over. Your score and the step-by-step debrief open once you have played every session: ${view.starts_left} left.`;
+      if (view.debrief) renderDebrief();
       return;
     }
     fill(document.getElementById("whom"), view.targets);
@@ -196,7 +201,10 @@
     document.getElementById("listening").open = false;  // read before the first step; it stays one click away
     const mine = view.transcript.filter((r) => r.you);
     const unheard = body.speak && mine.length && mine[mine.length - 1].heard.wordless;
-    if (view.done) {
+    if (view.done && !view.debrief) {
+      toast(unheard ? "Your last turn had no words, so it counted as silence. The episode is over." : "Episode over", "lasting");
+      document.getElementById("debrief-later").focus();
+    } else if (view.done) {
       toast(unheard ? "Your last turn had no words, so it counted as silence. The episode is over." : "Episode over: see how it went below", "lasting");
       const title = document.getElementById("debrief-title");
       title.scrollIntoView({ block: "start" });
