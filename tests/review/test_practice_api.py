@@ -375,7 +375,7 @@ def test_a_turn_with_no_words_is_not_a_free_action_and_the_page_says_so(practice
     assert dot["score"]["J"] == quiet["score"]["J"]  # scored as the silence it is
     assert dot["score"]["interventions"] == HORIZON and dot["score"]["neglect_turns"] == 0  # taken, but no turn was heard
     mine = [r for r in dot["transcript"] if r["you"]]
-    assert len(mine) == HORIZON and all(r["text"] == "." and r["heard"]["wordless"] and r["heard"]["recipients"] == [] for r in mine)
+    assert len(mine) == HORIZON and all(r["text"] == "." and r["heard"]["silent"] and r["heard"]["recipients"] == [] for r in mine)
     steps = dot["debrief"]["steps"]
     assert all(s["wordless"] and s["heard"]["silent"] and s["left_out"] is not False for s in steps)
     # and words do count: an empathic and an insulting turn to the same client, same strategy, differ

@@ -34,7 +34,7 @@ def _scripted(start: Any, actions: list[dict[str, Any]]) -> Episode:
         while len(episode.steps) == n:
             request = episode.next_request()
             assert request is not None
-            episode.answer(practice.chain_answers(practice.Action(**action))[request.step])
+            episode.answer(practice.chain_answers(practice.Choice(**action))[request.step])
     return episode
 
 

@@ -71,6 +71,7 @@ from rescue_bench.sim.floors import SILENT, policy_action
 from rescue_bench.sim.objective import TIE
 from rescue_bench.sim.offline import Fitted, OfflineSimulator
 from rescue_bench.sim.reader import GROUP_WORDS
+from rescue_bench.sim.record import Heard
 from rescue_bench.sim.state import PATTERN_VALUE
 from rescue_bench.summary import SimSummary, summary_json
 
@@ -157,15 +158,6 @@ class Listening(BaseModel):
     tone_effect: dict[str, Number]
 
 
-class Heard(BaseModel):
-    """How the clients heard one of the person's turns (``wordless``: a turn with no words in it)."""
-
-    silent: bool
-    recipients: list[str]
-    affect: str | None
-    wordless: bool
-
-
 class TranscriptRow(BaseModel):
     """One transcript row as the page shows it; ``heard``: set on the person's own turns only."""
 
@@ -176,6 +168,7 @@ class TranscriptRow(BaseModel):
     simulated: bool
     you: bool
     heard: Heard | None = None
+    """How the clients heard the person's own turn (silent: the turn had no words in it)."""
 
 
 class Score(BaseModel):
@@ -253,8 +246,10 @@ class EpisodeView(BaseModel):
 
 
 @dataclass(frozen=True)
-class Action:
-    """A person's choice at one step, stored in the episode's ``actions`` (JSON) as these four keys."""
+class Choice:
+    """A person's answers to the chain at one step (speak or not, whom, how, the words), stored in the
+    episode's ``actions`` (JSON) as these four keys. The action record the episode makes of them is
+    :class:`rescue_bench.sim.record.AgentAction`, as for any agent."""
 
     speak: bool
     whom: str | None = None
@@ -480,7 +475,7 @@ def agent_name(username: str) -> str:
     return HUMAN_PREFIX + username
 
 
-def chain_answers(action: Action) -> dict[str, str]:
+def chain_answers(action: Choice) -> dict[str, str]:
     """A person's action as the chain's answers, in the JSON an agent writes (``CONTRACT``)."""
     return {
         "when": json.dumps({"answer": "yes" if action.speak else "no"}),
@@ -489,12 +484,12 @@ def chain_answers(action: Action) -> dict[str, str]:
     }
 
 
-def stored_actions(text: str) -> list[Action]:
+def stored_actions(text: str) -> list[Choice]:
     """An episode's ``actions`` column (a JSON list of ``{speak, whom, how, turn}``) as actions."""
-    return [Action(a["speak"], a["whom"], a["how"], a["turn"]) for a in json.loads(text)]
+    return [Choice(a["speak"], a["whom"], a["how"], a["turn"]) for a in json.loads(text)]
 
 
-def actions_json(actions: Sequence[Action]) -> str:
+def actions_json(actions: Sequence[Choice]) -> str:
     """The ``actions`` column of ``actions``."""
     return json.dumps([{"speak": a.speak, "whom": a.whom, "how": a.how, "turn": a.turn} for a in actions], ensure_ascii=False)
 
@@ -522,7 +517,7 @@ def simulator_of(session: Session, name: str, sha: str | None) -> OfflineSimulat
     return _FITTED[sha]
 
 
-def replay(start: EpisodeStart, options: SimOptions, agent: str, actions: Sequence[Action], simulator: OfflineSimulator) -> Episode:
+def replay(start: EpisodeStart, options: SimOptions, agent: str, actions: Sequence[Choice], simulator: OfflineSimulator) -> Episode:
     """The episode after ``actions``: each one answers its step's chain requests, then the offline
     ``simulator`` (the episode's own) answers inside the episode. Deterministic: the same actions
     give the same episode."""
@@ -609,13 +604,6 @@ def listening(sim: OfflineSimulator) -> Listening:
     )
 
 
-def _heard(step: dict[str, Any]) -> Heard:
-    """How the clients heard one of the person's turns (a step of the episode's record): to whom, in
-    which tone, or as silence (``wordless``: a turn with no words in it)."""
-    heard = step["heard"]
-    return Heard(silent=heard["silent"], recipients=heard["recipients"], affect=heard["affect"], wordless=bool(heard["silent"]))
-
-
 def _view(
     row: PracticeEpisode, start: EpisodeStart, options: SimOptions, episode: Episode, record: dict[str, Any] | None, state: DebriefState
 ) -> EpisodeView:
@@ -625,7 +613,7 @@ def _view(
     spoken = iter([st for st in episode.steps if st["action"]["intervened"]])
     for r in transcript:
         if r.you:
-            r.heard = _heard(next(spoken))  # each turn of theirs is one step they spoke at, in order
+            r.heard = next(spoken)["heard"]  # each turn of theirs is one step they spoke at, in order (silent: no words in it)
     sim = episode.offline
     assert sim is not None
     score = debriefed = None
@@ -738,9 +726,9 @@ def create(session: Session, user: User, start_id: int) -> int:
     return episode.id
 
 
-def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, targets: Sequence[str], strategies: Sequence[str]) -> Action:
+def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, targets: Sequence[str], strategies: Sequence[str]) -> Choice:
     if not speak:
-        return Action(False)
+        return Choice(False)
     if whom not in targets:
         raise Invalid(f"whom must be one of: {', '.join(targets)}", "whom")
     if how not in strategies:
@@ -750,7 +738,7 @@ def _action(speak: bool, whom: str | None, how: str | None, turn: str | None, ta
         raise Invalid("write what you say (the turn is empty)", "turn")
     if len(text) > MAX_TURN_CHARS:
         raise Invalid(f"the turn is longer than {MAX_TURN_CHARS} characters", "turn")
-    return Action(True, whom, how, text)
+    return Choice(True, whom, how, text)
 
 
 def act(

@@ -46,7 +46,7 @@
 
   // how one of the person's turns was heard: silence (no words in it), or words of a tone to some clients
   function heardText(h) {
-    if (h.silent) return h.wordless ? "silence: there are no words in this turn, so it reached no one" : "silence";
+    if (h.silent) return "silence: there are no words in this turn, so it reached no one";
     const tone = view.simulator.reads_tone && h.affect ? `${h.affect} words` : "words";
     return `${tone}, reaching ${names(h.recipients)}`;
   }
@@ -200,7 +200,7 @@
     renderForm();
     document.getElementById("listening").open = false;  // read before the first step; it stays one click away
     const mine = view.transcript.filter((r) => r.you);
-    const unheard = body.speak && mine.length && mine[mine.length - 1].heard.wordless;
+    const unheard = body.speak && mine.length && mine[mine.length - 1].heard.silent;
     if (view.done && !view.debrief) {
       toast(unheard ? "Your last turn had no words, so it counted as silence. The episode is over." : "Episode over", "lasting");
       document.getElementById("debrief-later").focus();
