@@ -118,11 +118,13 @@ class AgentSummary(Ordered):
 
 class OrderHolds(BaseModel):
     """How often one mean J lies above another over the variants of a simulator's assumptions, and
-    whether one lies above the other in every variant (:mod:`rescue_bench.sim.sensitivity`)."""
+    whether their order is the same in every variant (:mod:`rescue_bench.sim.sensitivity`)."""
 
     above: int
+    below: int = 0
     variants: int
     holds: bool
+    """Above in every variant, below in every variant, or tied in every variant."""
 
 
 class VariantRow(BaseModel):

@@ -32,26 +32,44 @@ def test_cases_replay_the_real_move_and_read_the_real_next_client_row():
     assert json.loads(answers["whom_how"]) == {"target": "Couple", "strategy": "track"}
     assert real["speaker"] == "Ann" and real["pattern"] == "attack_attack"
     # the floors see what the simulator sees: Bob spoke last, the move addressed the couple (no one alone)
-    assert real["floor_last"] == "Bob" and real["floor_addressed"] == "Bob" and real["floor_least_recent"] == "Ann"
+    floors = _floors(cases, 2)
+    assert floors == {"floor_last_correct": False, "floor_addressed_correct": False, "floor_least_recent_correct": True}
     # after row 4 the next row is Bob's: the move is silence
     answers, real = by_row[4]
     assert answers == {"when": json.dumps({"answer": "no"})} and real["speaker"] == "Bob"
-    assert real["floor_least_recent"] == "Bob" and real["floor_last"] == "Ann"  # Bob spoke less recently than Ann
+    floors = _floors(cases, 4)  # Bob spoke less recently than Ann, who spoke last
+    assert floors == {"floor_last_correct": False, "floor_addressed_correct": False, "floor_least_recent_correct": True}
     assert 5 not in by_row  # after row 5 only the therapist speaks: nothing to compare
 
 
+def _floors(cases, row: int) -> dict[str, bool]:
+    """The speaker floors' verdicts at the case after ``row``, played by the fitted simulator's floor rule."""
+    from rescue_bench.sim.fidelity import fidelity_episode, fidelity_record
+    from rescue_bench.sim.offline import offline_simulator
+
+    start, answers, real = next(c for c in cases if c[0].row == row)
+    sim = offline_simulator("fitted")
+    record = fidelity_record(start, real, fidelity_episode(start, answers, "fitted", SimOptions(), sim).typed_record(), sim)
+    return {k: record[k] for k in ("floor_last_correct", "floor_addressed_correct", "floor_least_recent_correct")}
+
+
 def test_fidelity_of_the_default_simulator_on_the_demo_beside_its_floors(tmp_path):
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.sim.units import group_of
+
+    clips = load_clips(None)
     out = tmp_path / "fid"
     result = runner.invoke(app, ["sim", "fidelity", "--out", str(out), "--display", "none", "--no-bertscore"])
     assert result.exit_code == 0, result.output
+    assert "The simulator against its best floor on these sessions" in result.output
     records = _records(out)
     assert records and all(r["valid"] for r in records)
     for r in records:
         assert r["speaker_correct"] == (r["prediction"]["speaker"] == r["gold"]["speaker"])
-        # the bundled model was fitted on the demo: each clip is played by a model refitted without it
-        assert r["simulator_model"]["refitted_without"] == r["sample_id"]
+        # the bundled model was fitted on the demo: each clip is played by a model refitted without its couple or family
+        assert r["simulator_model"]["refitted_without"] == group_of(next(c for c in clips if c.sample_id == r["sample_id"]))
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["fidelity"] == json.loads(json.dumps(summarize_fidelity(records)))
+    assert summary["fidelity"] == {s: e.model_dump(mode="json", by_alias=True) for s, e in summarize_fidelity(records).items()}
     both = summary["fidelity"]["both"]
     assert both["speaker_correct"]["value"] == sum(r["speaker_correct"] for r in records) / len(records)
     for key in ("floor_last_correct", "floor_addressed_correct", "floor_least_recent_correct", "intensity_error_floor",
@@ -132,8 +150,10 @@ def test_a_simulator_that_never_answers_is_not_scored_as_the_state_it_started_fr
     data = write_lines(isolated_env / "leak.jsonl", [leak_clip().to_json()])
     out = isolated_env / "fid"
     with FakeOpenAI(LoopAnswers(broken_simulator=True)) as server:
-        result = runner.invoke(app, ["sim", "fidelity", "--simulator", "openai/fake-sim", "--data", str(data), "--out", str(out),
-                                     "--display", "none", "--no-bertscore"], env={"OPENAI_BASE_URL": server.base_url})
+        args = ["sim", "fidelity", "--simulator", "openai/fake-sim", "--data", str(data), "--out", str(out), "--display", "none", "--no-bertscore"]
+        result = runner.invoke(app, args, env={"OPENAI_BASE_URL": server.base_url})
+        assert result.exit_code == 2 and "the simulator gave no usable answer" in result.output, result.output  # a failure, not a score
+        result = runner.invoke(app, [*args, "--max-failed-share", "1"], env={"OPENAI_BASE_URL": server.base_url})
         assert result.exit_code == 0, result.output
     records = _records(out)
     assert records and not any(r["valid"] for r in records)
@@ -175,3 +195,33 @@ def test_clips_of_one_couple_are_left_out_together_so_a_fit_never_sees_the_sessi
     others = [u for u in fitted.units.changes if u.sample_id not in ids]
     without = fitted.folds[group_of(couple[0])].intensity.cv
     assert without is not None and without.units == len(others) < len(fitted.units.changes)
+
+
+@pytest.mark.slow
+def test_fitted_on_the_real_lines_the_simulator_is_no_worse_than_its_floors_on_sessions_it_never_saw(real_data, tmp_path):
+    """Found by a reviewer: fitted on the 8 shared clips, the old simulator's next speaker was right
+    33% of the time against 62.5% for a floor, and its words check failed. A tie is an honest result
+    with so few sessions; losing to a floor it could have fallen back to is not."""
+    from typer.testing import CliRunner
+
+    from rescue_bench.cli import app
+
+    data = [str(p) for p in sorted(real_data.glob("*.jsonl"))]
+    model = tmp_path / "real.json"
+    runner = CliRunner()
+    fitted = runner.invoke(app, ["sim", "fit", *(x for d in data for x in ("--data", d)), "--out", str(model)])
+    assert fitted.exit_code == 0, fitted.output
+    out = tmp_path / "fidelity"
+    result = runner.invoke(app, ["sim", "fidelity", "--sim-model", str(model), *(x for d in data for x in ("--data", d)),
+                                 "--out", str(out), "--display", "none", "--no-bertscore"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    checks = {c["measure"]: c for c in summary["fidelity"]["both"]["validation"]}
+    for measure in ("speaker_correct", "intensity_error_all", "valence_correct"):
+        assert checks[measure]["verdict"] in ("better", "no different"), checks[measure]
+        assert checks[measure]["ci"] is not None  # 8 clips: an interval, not a bare sign
+    words = next(c for c in summary["checks"] if c["check"].startswith("words"))
+    assert words["passed"], words
+    # the model carries the same check, from its own leave-one-group-out fit
+    stored = {c["measure"]: c["verdict"] for c in json.loads(model.read_text())["validation"]}
+    assert stored["speaker_correct"] in ("better", "no different")

@@ -149,10 +149,12 @@ def print_sensitivity(summary: SimSummary) -> None:
         if sens is None or sens.above_floor is None:
             continue
         o = sens.above_floor
-        verdict = "the order holds" if o.holds else "no order holds in every variant: the agent's place against the floor rests on the assumptions"
+        tied = o.variants - o.above - o.below
+        verdict = "the order holds" if o.holds else "the order does not hold in every variant: the agent's place against the floor rests on the assumptions"
         console.print(
-            f"sensitivity ({s}): above the run's best constant policy in {o.above} of {o.variants} variants of the simulator's "
-            f"assumptions (as fitted; the words' effects x0 to x2; each learned weight at its interval's ends): {verdict}",
+            f"sensitivity ({s}): above the run's best constant policy in {o.above}, at it in {tied}, below it in {o.below} of "
+            f"{o.variants} variants of the simulator's assumptions (as fitted; the words' effects x0 to x2; each learned weight "
+            f"at its interval's ends): {verdict}",
             highlight=False, markup=False,
         )
 

@@ -308,11 +308,13 @@ def _cell(v: Interval, kind: str) -> str:
 
 
 def _holds(entry: SimEntry) -> str:
-    """``k / K`` variants in which the agent is above the run's best constant policy; marked when the order does not hold."""
+    """``k / K`` variants in which the agent is above the run's best constant policy (and how often at
+    it); marked when the order is not the same in every variant."""
     o = entry.sensitivity.above_floor if entry.sensitivity else None
     if o is None:
         return T.MISSING
-    return f"{o.above} / {o.variants}" + ("" if o.holds else " (order does not hold)")
+    tied = o.variants - o.above - o.below
+    return f"{o.above} / {o.variants}" + (f", at it in {tied}" if tied else "") + ("" if o.holds else " (order does not hold)")
 
 
 def _num(value: float | None, fmt: str = "{:.3f}") -> str:

@@ -105,15 +105,16 @@ TIE = 1e-9
 
 
 def order(a: Sequence[float | None], b: Sequence[float | None]) -> OrderHolds | None:
-    """In how many variants ``a`` lies above ``b`` (each a mean J per variant); the order holds when
-    one of them lies above the other in every variant (a tie in any variant is no order); ``None``
-    when either is missing in a variant."""
+    """In how many variants ``a`` lies above ``b`` and below it (each a mean J per variant); the order
+    holds when it is the same in every variant: above in all, below in all, or tied in all (the same
+    moves played, as a constant policy and the oracle that chose its moves); ``None`` when either is
+    missing in a variant."""
     pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
     if not pairs or len(pairs) != len(a):
         return None
     above = sum(x > y + TIE for x, y in pairs)
     below = sum(y > x + TIE for x, y in pairs)
-    return OrderHolds(above=above, variants=len(pairs), holds=len(pairs) in (above, below))
+    return OrderHolds(above=above, below=below, variants=len(pairs), holds=len(pairs) in (above, below) or above == below == 0)
 
 
 def compare_variants(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord]) -> OrderHolds | None:
