@@ -49,8 +49,9 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
-def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
-    """List data problems, one line each (at most :data:`MAX_SHOWN_PROBLEMS`); return the exit (2) to raise.
+def data_error_exit(problems: Sequence[Any], hint: str | None = None) -> typer.Exit:
+    """List data problems, one line each (at most :data:`MAX_SHOWN_PROBLEMS`), then ``hint`` (the next
+    step) when given; return the exit (2) to raise.
 
     One problem is one line and nothing else: the exit code says that nothing was written.
     """
@@ -59,6 +60,8 @@ def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
     hidden = len(problems) - MAX_SHOWN_PROBLEMS
     if hidden > 0:
         typer.echo(f"error: ... and {hidden} more; run `rescue data validate` to list all", err=True)
+    if hint:
+        typer.echo(hint, err=True)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -100,7 +103,7 @@ def guard(func: F) -> F:
                 raise
             problems = getattr(exc, "problems", None)
             if problems:
-                raise data_error_exit(problems) from None
+                raise data_error_exit(problems, getattr(exc, "hint", None)) from None
             raise fail(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
             hint = missing_extra(exc) if isinstance(exc, ModuleNotFoundError) else None
@@ -391,6 +394,60 @@ def load_data(data: Sequence[Path] | None, repair_mojibake: bool = False) -> lis
     from rescue_bench.data.load import load_clips
 
     return load_clips(list(data) if data else None, repair_mojibake=repair_mojibake)
+
+
+LENIENT_HINT = (
+    "hint: fix the data (`rescue data validate FILE` lists every problem), or pass --lenient to leave out the instances "
+    "whose gold is invalid (each named) and let the other problems through"
+)
+"""The next step a command that refuses invalid data prints (``rescue eval``, ``rescue tasks``)."""
+
+LenientOption = Annotated[
+    bool,
+    typer.Option(
+        "--lenient",
+        help="Evaluate data with content errors: leave out (and name) the instances whose gold is outside its closed set "
+        "or range, and let the other problems through as warnings. Default: refuse, naming file, line, clip, row and field.",
+    ),
+]
+
+
+def load_checked_data(data: Sequence[Path] | None, repair_mojibake: bool = False, *, lenient: bool = False) -> Any:
+    """The clips of ``--data`` (the demo when none is given) held to the data layer's rules
+    (:func:`rescue_bench.data.validate.load_checked`): a content error refuses the data (exit 2,
+    one line per problem, then :data:`LENIENT_HINT`) unless ``lenient``, which returns them as the
+    result's problems."""
+    from rescue_bench.data.load import DataError
+    from rescue_bench.data.validate import load_checked
+
+    try:
+        return load_checked(list(data) if data else None, repair_mojibake=repair_mojibake, lenient=lenient)
+    except DataError as exc:
+        content = any(p.severity == "error" and p.row_index is not None for p in exc.problems)
+        raise DataError(exc.problems, LENIENT_HINT if content else None) from None
+
+
+def print_let_through(problems: Sequence[Any], *, shown: int = 10) -> None:
+    """``--lenient``: the content errors let through, as warnings (the first ``shown``, then a count)."""
+    if not problems:
+        return
+    for problem in problems[:shown]:
+        typer.echo("warning: let through by --lenient: " + str(problem).removeprefix("error: "), err=True)
+    more = f"; {len(problems) - shown} more: `rescue data validate` lists them" if len(problems) > shown else ""
+    typer.echo(f"warning: {len(problems)} data error(s) let through by --lenient{more}", err=True)
+
+
+def print_left_out(left_out: dict[str, Sequence[Any]], where: str, *, shown: int = 10) -> None:
+    """``--lenient``: per task, how many instances were left out for an invalid gold, and which
+    (the first ``shown``; ``where`` names the file that lists them all)."""
+    for task, items in left_out.items():
+        if not items:
+            continue
+        typer.echo(f"warning: {task.upper()}: {len(items)} instance(s) left out (gold outside its closed set or range):", err=True)
+        for item in items[:shown]:
+            typer.echo(f"  clip {item.sample_id}, row {item.row}, field {item.field}: {item.reason}", err=True)
+        if len(items) > shown:
+            typer.echo(f"  ... and {len(items) - shown} more (all in {where})", err=True)
 
 
 def table_console() -> Any:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rescue_bench.cli._common import (
     DEFAULT_RUN,
     ENGINE_RUN,
+    LENIENT_HINT,
     RUN_INPUT_ERRORS,
     Bertscore,
     DataOption,
@@ -30,6 +31,8 @@ from rescue_bench.cli._common import (
     fmt_number,
     guard,
     print_dry_run,
+    print_left_out,
+    print_let_through,
     print_usage,
     run_input_error,
     run_options,
@@ -147,6 +150,7 @@ def eval_command(
     bertscore: bool = Bertscore,
     workers: str = setting(EvalSettings, "workers", "--workers"),
     on_overflow: str = setting(EvalSettings, "on_overflow", "--on-overflow"),
+    lenient: bool = setting(EvalSettings, "lenient", "--lenient"),
     run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
@@ -180,11 +184,16 @@ def eval_command(
             assets=str(assets) if assets else None,
         )
     )
+    from rescue_bench.data.load import DataError
+
     try:
         if run.dry_run:
             print_dry_run(estimate_eval(settings), run.price_in, run.price_out)
             return
         result = run_eval(settings, display=run.display, overwrite=run.overwrite)
+    except DataError as exc:  # content errors: the way out is --lenient
+        content = not settings.lenient and any(p.row_index is not None for p in exc.problems)
+        raise DataError(exc.problems, LENIENT_HINT if content else exc.hint) from None
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     summary, info = result.summary, result.info
@@ -211,5 +220,9 @@ def eval_command(
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
     if not data:
         console.print(DEMO_NOTE, highlight=False, markup=False)
+    if info.left_out is not None:
+        print_left_out(info.left_out, f"{Path(settings.out) / 'run.json'} and summary.json")
+    if result.let_through:
+        print_let_through(result.let_through)
     for line in overflow_lines(info.overflow):  # last, where a user looks when the run ends
         typer.echo(line, err=True)

@@ -20,12 +20,14 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, Value, mean, m
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
-from rescue_bench.data.load import load_clips
+from rescue_bench.data.validate import load_checked
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
 from rescue_bench.engine.channel import RunChannel, call_error, call_slot
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.engine.overflow import OnOverflow, error_overflow, fit, output_overflow
-from rescue_bench.labels import TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.engine.providers import prerequisite_error
+from rescue_bench.errors import RescueError
+from rescue_bench.labels import CUE_MODES, TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
 from rescue_bench.records import InvalidCause, ResultRow
 from rescue_bench.scoring import base_record, with_authors_judge, with_judge
@@ -305,12 +307,20 @@ def rescue_task(
 
 
 def _task_from_data(task_name: TaskName, data: str | None, mode: CueMode, context: int | None, vp_rubric: Rubric = "default") -> Task:
-    """The ``inspect eval`` route: load ``data`` (the bundled demo when ``None``) and build the task."""
-    clips = load_clips([data] if data else None)
-    options = BuildOptions.for_run(mode, context)
-    return rescue_task(
-        task_name, build_instances(clips, task_name, options), mode=mode, context=context, vp_rubric=vp_rubric
-    )
+    """The ``inspect eval`` route: load ``data`` (the bundled demo when ``None``), held to the data
+    layer's rules as ``rescue eval`` holds it, and build the task. Bad data or options are inspect_ai's
+    prerequisite error: ``inspect eval`` prints its one line (the first problem, naming file, line,
+    clip, row and field, and how many more), never a traceback."""
+    try:
+        if mode not in CUE_MODES:
+            raise ValueError(f"unknown mode {mode!r} (-T mode=...); expected one of {', '.join(CUE_MODES)}")
+        if context is not None and (isinstance(context, bool) or not isinstance(context, int) or context < -1):
+            raise ValueError(f"-T context must be -1 (all previous rows) or a number >= 0, got {context!r}")
+        clips = load_checked(data).clips
+        instances = build_instances(clips, task_name, BuildOptions.for_run(mode, context))
+    except (RescueError, ValueError) as exc:
+        raise prerequisite_error(f"error: rescue_bench/{task_name}: {' '.join(str(exc).removeprefix('error: ').split())}") from None
+    return rescue_task(task_name, instances, mode=mode, context=context, vp_rubric=vp_rubric)
 
 
 @task
