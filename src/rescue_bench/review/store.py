@@ -259,6 +259,10 @@ def export_clips(
     where they reviewed, draft otherwise); segments they have no copy of are left out. ``counts``
     is filled in.
 
+    Nothing outside its domain leaves: a stored value the data layer's rules refuse (a label the
+    scenario does not have, an intensity off 0-10, a name the clip does not have: an older database
+    may hold one) is refused with :class:`Invalid` naming it.
+
     Nothing unfinished leaves as done: a segment awaiting adjudication (an independent segment with
     two or more annotators, a row of which an annotator reviewed and nobody adjudicated) is refused
     with :class:`Unfinished` naming them all, unless ``mark_unadjudicated``: then it is written, its
@@ -312,6 +316,14 @@ def export_clips(
                 out.append(Clip.model_validate({**segment.header, **mark, "rows": by_segment.get(segment.id, [])}))
     if counts.awaiting_segments and not mark_unadjudicated:
         raise Unfinished(counts.awaiting_segments)
+    outside = import_problems(out, file_name="<export>", strict=False)
+    if outside:  # saved before the app checked values against their domain: never written
+        first = str(outside[0]).removeprefix("error: <export>, ")
+        more = f" (+{len(outside) - 1} more)" if len(outside) > 1 else ""
+        raise Invalid(
+            f"{len(outside)} stored value(s) outside their field's domain would be exported: {first}{more}; "
+            "correct them in the row editor, then export again", outside[0].field,
+        )
     return out
 
 
