@@ -514,7 +514,7 @@ def import_practice(
         f"{done.simulator_line()}; people play them at /practice"
     )
     if done.repaired:
-        typer.echo(f"repaired {done.repaired} start(s) stored with options this version refuses (non-finite or out of range): they take these options' values, and their finished episodes are rescored", err=True)
+        typer.echo(done.repair_line(), err=True)
 
 
 @command(app, "export-practice")

@@ -231,6 +231,14 @@ def finished_practice(db: Database, user: str | None, simulator: str | None = No
         return practice.finished_records(session, user, simulator)
 
 
+def _no_link_below(out: Path, dest: Path) -> None:
+    """Refuse ``dest`` when a folder between ``out`` and it is a symbolic link (the export would be
+    written wherever the link points)."""
+    for parent in list(dest.relative_to(out).parents)[:-1]:
+        if (out / parent).is_symlink():
+            raise Invalid(f"cannot write {out / parent}: it is a symbolic link; export into a folder of its own", "out")
+
+
 def export_practice(db: Database, out: Path, user: str | None, simulator: str | None = None, *, versions: dict[str, Any]) -> dict[str, tuple[Path, int]]:
     """Write each person's finished episodes as a ``rescue sim eval`` run (``out``, or ``out/<name>``
     for several people) and audit them, all or nothing: every run is written into a staging folder
@@ -246,11 +254,17 @@ def export_practice(db: Database, out: Path, user: str | None, simulator: str | 
     taken = next((f for f in [out, *folders.values()] if f.exists() and not f.is_dir()), None)
     if taken is not None:
         raise Invalid(f"cannot write {taken}: a file is where its folder goes", "out")
+    linked = next((f for f in folders.values() if f != out and f.is_symlink()), None)
+    if linked is not None:  # OUT/<user> pointing elsewhere (/etc, as root) is never followed
+        raise Invalid(f"cannot write {linked}: it is a symbolic link; export into a folder of its own", "out")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".export-practice-", dir=out) as staging:
             for name, records in by_user.items():
                 practice.write_run(Path(staging) / name, name, records, versions=versions)
+            for name, folder in folders.items():  # checked before anything is audited or moved
+                for file in (Path(staging) / name).rglob("*"):
+                    _no_link_below(out, folder / file.relative_to(Path(staging) / name))
             for folder in folders.values():
                 folder.mkdir(parents=True, exist_ok=True)
             with database_errors(), db.write() as session:
