@@ -219,9 +219,15 @@ class ExportCounts:
     """Rows nobody reviewed or edited: the draft."""
     discarded: int = 0
     """Discarded segments (left out unless ``include_discarded``)."""
+    discarded_rows: int = 0
+    """Rows of the written segments an annotator flagged discarded (written as counted above: the
+    release format has no place for a flag, and a row cannot leave its clip)."""
+    skipped_rows: int = 0
+    """Rows of the written segments an annotator flagged skipped (left for later), written likewise."""
     awaiting_segments: list[str] = field(default_factory=list)
     """The sample ids of the segments awaiting adjudication."""
     include_saved: bool = False
+    include_discarded: bool = False
 
     def summary(self) -> str:
         awaiting = f" ({len(self.awaiting_segments)} segment(s), marked: {', '.join(self.awaiting_segments)})" if self.awaiting_segments else ""
@@ -229,7 +235,8 @@ class ExportCounts:
         return (
             f"{self.clips} clip(s): {self.submitted} row(s) submitted, {self.adjudicated} adjudicated, "
             f"{self.awaiting} awaiting adjudication{awaiting}, {self.draft} draft-only; "
-            f"{self.saved} saved but not reviewed ({saved}); {self.discarded} discarded segment(s)"
+            f"{self.saved} saved but not reviewed ({saved}); {self.discarded} discarded segment(s) {'written' if self.include_discarded else 'left out'}; "
+            f"{self.discarded_rows} discarded and {self.skipped_rows} skipped row(s) written as above"
         )
 
 
@@ -270,6 +277,7 @@ def export_clips(
     """
     counts = counts if counts is not None else ExportCounts()
     counts.include_saved = include_saved
+    counts.include_discarded = include_discarded
     counts.discarded = int(session.scalar(select(func.count(Segment.id)).where(Segment.status == "discarded")) or 0)
     query = select(Segment).order_by(Segment.position)
     if not include_discarded:
@@ -282,25 +290,33 @@ def export_clips(
         if not main:
             continue
         rows = session.execute(
-            select(SegmentRow.segment_id, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed)
+            select(SegmentRow.segment_id, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed, RowValue.flag)
             .join(RowValue, RowValue.row_id == SegmentRow.id)
             .where(RowValue.copy_id.in_(list(main.values())))
             .order_by(SegmentRow.segment_id, SegmentRow.position)
         ).all()
         theirs: dict[tuple[int, int], list[tuple[str | None, bool]]] = {}
+        flags: dict[tuple[int, int], set[str]] = {}
         annotator_copies = [c for copies in extra.values() for c in copies]
         if annotator_copies:
-            for segment_id, position, value_json, reviewed in session.execute(
-                select(SegmentRow.segment_id, SegmentRow.position, RowValue.value_json, RowValue.reviewed)
+            for segment_id, position, value_json, reviewed, flag in session.execute(
+                select(SegmentRow.segment_id, SegmentRow.position, RowValue.value_json, RowValue.reviewed, RowValue.flag)
                 .join(RowValue, RowValue.row_id == SegmentRow.id)
                 .where(RowValue.copy_id.in_(annotator_copies))
                 .order_by(RowValue.copy_id)
             ):
                 theirs.setdefault((segment_id, position), []).append((value_json, reviewed))
+                if flag:
+                    flags.setdefault((segment_id, position), set()).add(flag)
         independent = {s.id for s in chunk if s.review_mode == "independent"} if annotator is None else set()
         by_segment: dict[int, list[dict]] = {}
         awaiting: set[int] = set()
-        for segment_id, position, draft_json, value_json, reviewed in rows:
+        for segment_id, position, draft_json, value_json, reviewed, flag in rows:
+            flagged = flags.get((segment_id, position), set()) | ({flag} if flag else set())
+            if "discarded" in flagged:
+                counts.discarded_rows += 1
+            elif "skipped" in flagged:
+                counts.skipped_rows += 1
             copies = theirs.get((segment_id, position), [])
             value, kind = _export_choice(draft_json, (value_json, reviewed), copies, include_saved=include_saved, independent=segment_id in independent)
             setattr(counts, kind, getattr(counts, kind) + 1)
