@@ -109,6 +109,12 @@ class _DefaultScore(TyperGroup):
     # own copy (typer._click) after; no public name covers both, hence Any
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-") and _looks_like_a_file(args[0]):
+            words = [a for a in args if not a.startswith("-")]
+            if len(words) == 1 and Path(args[0]).is_dir():  # a run folder alone: which of the two was meant?
+                ctx.fail(
+                    f"{args[0]} is a run folder: compare human ratings with it by `rescue agreement HUMAN.csv {args[0]}`, "
+                    f"or draw the records to rate by `rescue agreement sample {args[0]} --out sample.csv`"
+                )
             args = ["score", *args]
         return super().parse_args(ctx, args)
 
@@ -132,8 +138,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 @command(agreement_app, "score")
 def score_command(
-    human_csv: Path = typer.Argument(..., help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated), optionally rater.", show_default=False),
-    run_dir: Path = typer.Argument(..., help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
+    human_csv: Path = typer.Argument(..., metavar="HUMAN_CSV", help="Ratings CSV with columns id, task, human_score (1-5; empty = not rated), optionally rater.", show_default=False),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="The `rescue eval` folder whose judge scores are compared.", show_default=False),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
 ) -> None:
     """Exact-match, |difference| 1 and >= 2, MAE, quadratic kappa and ordinal alpha per task and overall."""
@@ -187,7 +193,7 @@ def score_command(
 
 @command(agreement_app, "sample")
 def sample_command(
-    run_dir: Path = typer.Argument(..., help="The `rescue eval` folder with judged ER/VP records.", show_default=False),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="The `rescue eval` folder with judged ER/VP records.", show_default=False),
     n: int = typer.Option(100, "--n", min=1, help="Records to sample (split evenly between ER and VP)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the draw and of the order."),
     out: Path = typer.Option(..., "--out", "-o", help="CSV to write (columns id, task, sample_id, scenario, row, gold, prediction, judge_score, human_score)."),

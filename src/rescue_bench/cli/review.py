@@ -541,6 +541,27 @@ def export_practice(
 # ------------------------------------------------------------------------------------------------
 
 
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (a port in use, an address this machine does not have),
+    found by binding it as uvicorn will (``SO_REUSEADDR``) and letting go; ``None`` when it can."""
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return (exc.strerror or str(exc)).lower()
+    return None
+
+
 @command(app)
 def serve(
     db: Optional[str] = _db_option(),
@@ -603,6 +624,9 @@ def serve(
         max_field_chars=max_field_chars or MAX_FIELD_CHARS,
     )
     database.dispose()
+    busy = _cannot_listen(host, port)
+    if busy:
+        raise fail(f"cannot listen on {host}:{port}: {busy} (another server? choose another --port)")
     typer.echo(f"rescue review on http://{host}:{port} (database {database.shown_url}, assets {assets or 'none'}, {workers} worker(s))", err=True)
     common = dict(host=host, port=port, proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips, log_level=log_level, server_header=False)
     if workers == 1:
