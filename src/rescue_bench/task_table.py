@@ -39,6 +39,31 @@ Record = Mapping[str, Any]
 MetricKind = Literal["pct", "judge", "bert"]
 """How a metric is shown: ``pct`` (a fraction shown x100), ``judge`` (1-5 scale), ``bert`` (BERTScore in [0, 1])."""
 
+METRIC_TITLES: dict[str, str] = {
+    "precision": "P",
+    "recall": "R",
+    "f1": "F1",
+    "accuracy": "Acc",
+    "balanced_accuracy": "BalAcc",
+    "macro_f1": "MacroF1",
+    "recall_at_1": "R@1",
+    "recall_at_2": "R@2",
+    "recall_at_3": "R@3",
+    "mrr": "MRR",
+    "judge": "Judge",
+    "intensity": "Intensity",
+    "score": "Score",
+    "bertscore": "BERTScore",
+    "judge_authors": "Judge(authors)",
+}
+"""The short column title of each metric in a console table (``summary.json`` keeps the names)."""
+
+
+def metric_title(metric: str) -> str:
+    """A metric's column title (:data:`METRIC_TITLES`; its name when it has none)."""
+    return METRIC_TITLES.get(metric, metric)
+
+
 INVALID_JUDGE_SCORE = JUDGE_SCALE.lo
 """The judge score (and ER intensity score) of an invalid answer: the scale's lowest value."""
 INVALID_BERTSCORE = 0.0

@@ -75,31 +75,35 @@ def check_workers(value: str) -> int | Literal["auto"]:
 
 def causes_text(causes: dict[str, int] | None) -> str:
     """The non-zero counts of a summary's ``invalid_causes``, compactly, by the names ``summary.json``
-    gives them, one per line (``no_json 5``, ``unknown_label 2``)."""
-    return "\n".join(f"{cause} {n}" for cause, n in (causes or {}).items() if n) or "-"
+    gives them (``no_json 5, unknown_label 2``)."""
+    return ", ".join(f"{cause} {n}" for cause, n in (causes or {}).items() if n) or "-"
 
 
 def print_summary(summary: EvalSummary, title: str) -> None:
-    """The summary as one small rich table per task: a row per scenario, a column per metric, and why
-    answers were unusable (the invalid answers by cause, and valid answers no judge scored)."""
+    """The summary as one small rich table per task, readable at 80 columns: a row per scenario, a
+    column per metric under its short title (R@1, MacroF1 ...), then as notes (not as number columns)
+    why answers were unusable (the invalid answers by cause, valid answers no judge scored)."""
     from rescue_bench.scoring import HEADLINE
+    from rescue_bench.task_table import metric_title
 
     console.print(f"[bold]{escape(title)}[/bold]")
     for task, per in summary.root.items():
         table = Table(title=task.upper(), title_justify="left", show_edge=False)
         table.add_column("scenario")
-        for col in ("n", "invalid", *HEADLINE[task]):
-            table.add_column(col, justify="right")
-        table.add_column("unusable", overflow="fold")
+        for col in ("n", "invalid", *(metric_title(m) for m in HEADLINE[task])):
+            table.add_column(col, justify="right", no_wrap=True)
         for scenario, entry in per.items():
             table.add_row(
                 scenario,
                 str(entry.n),
                 fmt_number(entry.invalid_rate),
                 *(fmt_number(entry.metric(m)) for m in HEADLINE[task]),
-                escape(causes_text(entry.invalid_causes)),
             )
         console.print(table)
+        unusable = [f"{scenario} {causes_text(entry.invalid_causes)}" for scenario, entry in per.items()
+                    if scenario != "both" and any(entry.invalid_causes.values())]
+        if unusable:
+            console.print(f"  unusable answers: {'; '.join(unusable)}", highlight=False, markup=False)
 
 
 def overflow_lines(report: OverflowReport | None) -> list[str]:

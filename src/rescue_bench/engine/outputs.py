@@ -53,6 +53,8 @@ def add_bertscore(records: list[ResultRow], backbone: str | None) -> str | None:
     todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
     if not todo:
         return None
+    if all(r.get("bertscore") is not None for r, _ in todo):  # the log's metric computed them already
+        return backbone or default_backbone()
     try:
         backbone = backbone or default_backbone()
         scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone)
