@@ -132,9 +132,28 @@ def command(app: typer.Typer, name: str | None = None, **kwargs: Any) -> Callabl
 # shared options and their checks
 # --------------------------------------------------------------------------------------------------
 
+def resolve_data_option(values: list[Path] | None) -> list[Path] | None:
+    """``--data``: each ``hf:OWNER/NAME[@REVISION]`` becomes the release of that Hugging Face dataset
+    at that revision, fetched into the cache unless a valid copy is there
+    (:func:`rescue_bench.data.fetch.resolve_data`); paths stay as they are. A fetch that fails is one
+    line (the guard's; typer's own callbacks would show a usage box)."""
+    if not values or not any(str(v).startswith("hf:") for v in values):
+        return values
+    from rescue_bench.data.fetch import FetchError, resolve_data
+
+    try:
+        return [resolve_data(v) for v in values]
+    except FetchError as exc:
+        raise fail(str(exc)) from None
+
+
 DataOption = Annotated[
     Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
-    typer.Option("--data", "-d", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
+    typer.Option(
+        "--data", "-d", callback=resolve_data_option,
+        help="Release JSONL file or per-clip folder, or hf:OWNER/NAME[@REVISION] (a revision of the Hugging Face dataset, "
+        "fetched into the cache); repeatable. Default: the bundled synthetic demo.",
+    ),
 ]
 def _nonempty_tasks(value: str) -> str:
     """``--tasks``: an empty list (``''``, ``','``) is refused, not read as all six (say ``all``)."""

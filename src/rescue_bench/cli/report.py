@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, fail, fmt_number, guard, table_console
+from rescue_bench.cli._common import command, fail, fmt_number, guard, resolve_data_option, table_console
 
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.report.runs import Run
@@ -39,8 +39,8 @@ def report_command(
         help="`rescue eval` or `rescue agent eval` output folders, or logs of `inspect eval rescue_bench/<task>` (a log file or a folder of logs); one or more.",
     ),
     data: Optional[list[Path]] = typer.Option(
-        None, "--data", "-d",
-        help="Release JSONL or per-clip folder for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
+        None, "--data", "-d", callback=resolve_data_option,
+        help="Release JSONL or per-clip folder (or hf:OWNER/NAME[@REVISION]) for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
     ),
     out: Path = typer.Option(Path("rescue_report"), "--out", "-o", help="Output folder."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap / permutation resamples (>= 1000 recommended)."),

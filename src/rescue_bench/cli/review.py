@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import command, fail, load_data, setting, table_console
+from rescue_bench.cli._common import command, fail, load_data, resolve_data_option, setting, table_console
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, SimOptions
 
 app = typer.Typer(
@@ -483,7 +483,9 @@ def export_ratings(
 
 @command(app, "import-practice")
 def import_practice(
-    data: Optional[list[Path]] = typer.Argument(None, help="Release file(s) or folder(s). Default: the bundled demo."),
+    data: Optional[list[Path]] = typer.Argument(
+        None, callback=lambda values: resolve_data_option(values), help="Release file(s) or folder(s), or hf:OWNER/NAME[@REVISION]. Default: the bundled demo."
+    ),
     db: Optional[str] = _db_option(),
     horizon: int = setting(SimOptions, "horizon", "--horizon"),
     per_clip: Optional[int] = typer.Option(

@@ -20,6 +20,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, Value, mean, m
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
+from rescue_bench.data.fetch import resolve_data
 from rescue_bench.data.validate import load_checked
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
 from rescue_bench.engine.channel import RunChannel, call_error, call_slot
@@ -317,7 +318,7 @@ def _task_from_data(task_name: TaskName, data: str | None, mode: CueMode, contex
             raise ValueError(f"unknown mode {mode!r} (-T mode=...); expected one of {', '.join(CUE_MODES)}")
         if context is not None and (isinstance(context, bool) or not isinstance(context, int) or context < -1):
             raise ValueError(f"-T context must be -1 (all previous rows) or a number >= 0, got {context!r}")
-        clips = load_checked(data).clips
+        clips = load_checked(resolve_data(data) if data else None).clips
         instances = build_instances(clips, task_name, BuildOptions.for_run(mode, context))
     except (RescueError, ValueError) as exc:
         raise prerequisite_error(f"error: rescue_bench/{task_name}: {' '.join(str(exc).removeprefix('error: ').split())}") from None
