@@ -1,7 +1,7 @@
 """Import release-format clips as segments to review, and export the reviewed release.
 
 Import keeps each clip exactly as ``rescue_bench.data`` loaded it (``Clip.to_json()``, unknown keys
-included) as the draft. Export writes each row's value by one precedence (:func:`export_value`: the
+included) as the draft. Export writes each row's value by one precedence (:func:`export_choice`: the
 adjudicated or reviewed final value, else a single annotator's, else the draft) through
 ``Clip.to_json()`` again, so export -> import -> export is byte-identical.
 """
@@ -151,14 +151,18 @@ class Unfinished(ReviewError):
         self.sample_ids = list(sample_ids)
 
 
-def export_value(
+RowKind = Literal["submitted", "adjudicated", "awaiting", "saved", "draft"]
+
+
+def export_choice(
     draft_json: str,
     final: tuple[str | None, bool],
-    annotators: Sequence[tuple[str | None, bool]] = (),
+    annotators: Sequence[tuple[str | None, bool]],
     *,
-    include_saved: bool = False,
-) -> str:
-    """Which value of a row export writes: the one place the precedence lives.
+    include_saved: bool,
+    independent: bool = False,
+) -> tuple[str, RowKind]:
+    """Which value of a row export writes, and what the row counts as: the one place the precedence lives.
 
     1. The final copy's value where it is reviewed: adjudicated (independent mode) or reviewed by
        the assignees (shared mode).
@@ -168,27 +172,12 @@ def export_value(
        single annotator copy.
     4. Else the draft.
 
-    Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the draft.
-    """
-    return _export_choice(draft_json, final, annotators, include_saved=include_saved)[0]
-
-
-RowKind = Literal["submitted", "adjudicated", "awaiting", "saved", "draft"]
-
-
-def _export_choice(
-    draft_json: str,
-    final: tuple[str | None, bool],
-    annotators: Sequence[tuple[str | None, bool]],
-    *,
-    include_saved: bool,
-    independent: bool = False,
-) -> tuple[str, RowKind]:
-    """:func:`export_value` and what the row counts as: ``adjudicated`` (the final copy of an
-    independent segment, reviewed), ``submitted`` (reviewed by its annotator: the shared copy, or
-    the single annotator's copy), ``awaiting`` (reviewed by an annotator of an independent segment
-    with two or more, not adjudicated: written as the draft), ``saved`` (an edit saved but not
-    reviewed; written only with ``include_saved``) or ``draft`` (nobody reviewed it)."""
+    Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the
+    draft. The row counts as ``adjudicated`` (the final copy of an independent segment, reviewed),
+    ``submitted`` (reviewed by its annotator: the shared copy, or the single annotator's copy),
+    ``awaiting`` (reviewed by an annotator of an independent segment with two or more, not
+    adjudicated: written as the draft), ``saved`` (an edit saved but not reviewed; written only with
+    ``include_saved``) or ``draft`` (nobody reviewed it)."""
     value, reviewed = final
     if reviewed:
         return (value if value is not None else draft_json), "adjudicated" if independent else "submitted"
@@ -261,7 +250,7 @@ def export_clips(
 ) -> list[Clip]:
     """The reviewed release as clips, in import order (discarded segments left out unless asked).
 
-    Each row's value follows :func:`export_value`. ``annotator``: one annotator's version instead
+    Each row's value follows :func:`export_choice`. ``annotator``: one annotator's version instead
     (their own copy, or the shared copy of a segment assigned to them in shared mode; human value
     where they reviewed, draft otherwise); segments they have no copy of are left out. ``counts``
     is filled in.
@@ -318,7 +307,7 @@ def export_clips(
             elif "skipped" in flagged:
                 counts.skipped_rows += 1
             copies = theirs.get((segment_id, position), [])
-            value, kind = _export_choice(draft_json, (value_json, reviewed), copies, include_saved=include_saved, independent=segment_id in independent)
+            value, kind = export_choice(draft_json, (value_json, reviewed), copies, include_saved=include_saved, independent=segment_id in independent)
             setattr(counts, kind, getattr(counts, kind) + 1)
             if kind == "awaiting":
                 awaiting.add(segment_id)
