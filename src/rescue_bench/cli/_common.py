@@ -436,14 +436,12 @@ def load_checked_data(data: Sequence[Path] | None, repair_mojibake: bool = False
     (:func:`rescue_bench.data.validate.load_checked`): a content error refuses the data (exit 2,
     one line per problem, then :data:`LENIENT_HINT`) unless ``lenient``, which returns them as the
     result's problems."""
-    from rescue_bench.data.load import DataError
-    from rescue_bench.data.validate import load_checked
+    from rescue_bench.data.validate import ContentError, load_checked
 
     try:
         return load_checked(list(data) if data else None, repair_mojibake=repair_mojibake, lenient=lenient)
-    except DataError as exc:
-        content = any(p.severity == "error" and p.row_index is not None for p in exc.problems)
-        raise DataError(exc.problems, LENIENT_HINT if content else None) from None
+    except ContentError as exc:
+        raise ContentError(exc.problems, LENIENT_HINT) from None
 
 
 def print_let_through(problems: Sequence[Any], *, shown: int = 10) -> None:

@@ -188,16 +188,15 @@ def eval_command(
             assets=str(assets) if assets else None,
         )
     )
-    from rescue_bench.data.load import DataError
+    from rescue_bench.data.validate import ContentError
 
     try:
         if run.dry_run:
             print_dry_run(estimate_eval(settings), run.price_in, run.price_out)
             return
         result = run_eval(settings, display=run.display, overwrite=run.overwrite)
-    except DataError as exc:  # content errors: the way out is --lenient
-        content = not settings.lenient and any(p.row_index is not None for p in exc.problems)
-        raise DataError(exc.problems, LENIENT_HINT if content else exc.hint) from None
+    except ContentError as exc:  # clips that load but break a content rule: the way out is --lenient
+        raise ContentError(exc.problems, LENIENT_HINT) from None
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     summary, info = result.summary, result.info

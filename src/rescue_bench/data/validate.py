@@ -405,6 +405,11 @@ def count_rows(clips: Iterable[Clip]) -> int:
     return sum(len(c.rows) for c in clips)
 
 
+class ContentError(DataError):
+    """Clips that load but break a content rule (:func:`load_checked`): a label outside its closed
+    set, an intensity off 0-10, an unknown name ... (``problems`` names each)."""
+
+
 def load_checked(
     paths: str | Path | Iterable[str | Path] | None = None, *, repair_mojibake: bool = False, lenient: bool = False
 ) -> LoadResult:
@@ -425,6 +430,6 @@ def load_checked(
         for p in clip_findings(clip, file, line) if p.severity == "error"
     ]
     if content and not lenient:
-        raise DataError(content)
+        raise ContentError(content)
     result.problems = content
     return result
