@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, cast
@@ -454,7 +454,7 @@ def print_let_through(problems: Sequence[Any], *, shown: int = 10) -> None:
     typer.echo(f"warning: {len(problems)} data error(s) let through by --lenient{more}", err=True)
 
 
-def print_left_out(left_out: dict[str, Sequence[Any]], where: str, *, shown: int = 10) -> None:
+def print_left_out(left_out: Mapping[str, Sequence[Any]], where: str, *, shown: int = 10) -> None:
     """``--lenient``: per task, how many instances were left out for an invalid gold, and which
     (the first ``shown``; ``where`` names the file that lists them all)."""
     for task, items in left_out.items():

@@ -221,13 +221,13 @@ def _load_and_build(
     """Check the shared options, load the clips held to the data layer's rules and build the
     instances (bad input exits 2; with ``lenient`` the instances whose gold is invalid are left out
     and returned apart, and the other errors are let through as warnings)."""
-    from rescue_bench.tasks.build import build_checked
+    from rescue_bench.tasks.build import Built, build_checked
     from rescue_bench.tasks.options import BuildOptions
 
     selected = check_tasks(tasks)
     options = BuildOptions.for_run(check_mode(mode), check_context(context))
     loaded = load_checked_data(data, repair_mojibake, lenient=lenient)
-    built = {task: build_checked(loaded.clips, task, options) for task in selected}
+    built: dict[str, Built] = {task: build_checked(loaded.clips, task, options) for task in selected}
     left_out = {task: b.left_out for task, b in built.items()}
     named = {(item.sample_id, item.row, item.field) for items in left_out.values() for item in items}
     print_let_through([p for p in loaded.problems if (p.sample_id, p.row_index, p.field) not in named])

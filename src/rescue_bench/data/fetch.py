@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,7 +114,7 @@ def release_url(source: str, revision: str, dataset: str = HF_DATASET, env: Mapp
     """The URL of the release file of ``source`` at ``revision`` (``$HF_ENDPOINT`` for the hub)."""
     env = os.environ if env is None else env
     hub = (env.get(HF_ENDPOINT_ENV) or HF_ENDPOINT).rstrip("/")
-    return SOURCES[source].format(hf=hub, dataset=dataset, revision=urllib.request.quote(revision, safe=""))
+    return SOURCES[source].format(hf=hub, dataset=dataset, revision=urllib.parse.quote(revision, safe=""))
 
 
 def release_folder(root: Path, source: str, revision: str, dataset: str = HF_DATASET) -> Path:

@@ -253,8 +253,8 @@ def _row_rules(
         why = intensity_problem(emo.intensity)
         if why:
             add(f"internal_emotion[{i}].intensity", why, "error")
-    for fld, name in _row_names(row):
-        why = name_problem(name, names, scenario)
+    for fld, person in _row_names(row):
+        why = name_problem(person, names, scenario)
         if why:
             add(fld, why, "error")
 

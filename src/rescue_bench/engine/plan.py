@@ -116,5 +116,5 @@ def plan_run(settings: EvalSettings) -> RunPlan:
     named = {(item.sample_id, item.row, item.field) for _, b in built for item in b.left_out}
     let_through = tuple(p for p in loaded.problems if (p.sample_id, p.row_index, p.field) not in named)
     total = sum(len(t.chosen) for t in tasks)
-    left_out = {name: tuple(b.left_out) for name, b in built}
+    left_out: dict[str, tuple[LeftOut, ...]] = {name: tuple(b.left_out) for name, b in built}
     return RunPlan(settings, len(clips), options, tuple(tasks), video, worker_plan(settings, total), left_out, let_through)

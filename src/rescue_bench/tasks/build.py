@@ -43,7 +43,7 @@ def task_name(task: str) -> TaskName:
     name = task.strip().lower() if isinstance(task, str) else task
     if name not in BUILDERS:
         raise UnknownTask(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
-    return name  # type: ignore[return-value]
+    return name
 
 
 def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
