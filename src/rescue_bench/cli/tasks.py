@@ -138,9 +138,7 @@ def build(
         _write_jsonl(path, (inst.model_dump(mode="json") for inst in items))
         console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True, markup=False)
     if lenient:
-        listing = out / "left_out.jsonl"
-        _write_jsonl(listing, ({"task": item.task, **item.to_json()} for items in left_out.values() for item in items))
-        print_left_out(left_out, str(listing))
+        _write_left_out(out, left_out)
 
     rows = instance_counts(instances)
     full = is_full_release(clips)
@@ -188,11 +186,12 @@ def export(
     if folds < 2:
         raise fail(f"--folds must be at least 2, got {folds}")
     _, instances, left_out = _load_and_build(data, tasks, mode, context, repair_mojibake, lenient)
-    print_left_out(left_out, "the output of rescue tasks build --lenient")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise fail(f"cannot create {out}: {exc.strerror or exc}") from None
+    if lenient:
+        _write_left_out(out, left_out)
     for task, items in instances.items():
         examples = chat_examples(items, folds=folds)
         path = out / f"{task}.jsonl"
@@ -202,6 +201,13 @@ def export(
             f"wrote {len(examples)} {task.upper()} chat examples to {path} "
             f"(per fold: {' '.join(map(str, per_fold))})"
         )
+
+
+def _write_left_out(out: Path, left_out: dict[str, list[LeftOut]]) -> None:
+    """``--lenient``: ``out/left_out.jsonl`` (every instance left out, with its task) and the console's count."""
+    listing = out / "left_out.jsonl"
+    _write_jsonl(listing, ({"task": item.task, **item.to_json()} for items in left_out.values() for item in items))
+    print_left_out(left_out, str(listing))
 
 
 def _write_jsonl(path: Path, records: Iterable[Any]) -> None:
