@@ -4,8 +4,8 @@ A run folder's ``summary.json`` holds the run's numbers per scenario (couple, fa
 shape depends on the run's kind:
 
 - :class:`EvalSummary` (``rescue eval``): ``{task: {scenario: {metric: value, "n", "invalid_rate",
-  "invalid_causes", "trimmed", "left_out"}}}`` (:func:`rescue_bench.scoring.summarize`; ``left_out``:
-  the instances ``--lenient`` left out).
+  "invalid_causes", "trimmed"}}}`` (:func:`rescue_bench.scoring.summarize`), and with ``--lenient``
+  ``"left_out"``, the instances it left out.
 - :class:`AgentSummary` (``rescue agent eval``): ``{"agent": {scenario: {metric: value, "n",
   "invalid_rate", "support"}}}``.
 - :class:`SimSummary` (``rescue sim eval``, ``rescue review export-practice``): ``{"sim": {scenario:
@@ -94,8 +94,10 @@ class EvalEntry(Ordered):
     invalid_rate: float | None = None
     invalid_causes: dict[str, int] = Field(default_factory=dict)
     trimmed: int = 0
-    left_out: list[LeftOutRecord] = Field(default_factory=list)
-    """The instances of this task and scenario left out (``--lenient``) for an invalid gold; not in ``n``."""
+    left_out: list[LeftOutRecord] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """``--lenient``: the instances of this task and scenario left out for an invalid gold (not in
+    ``n``); absent from the file of a run without ``--lenient``, whose summary recomputes from
+    ``results/`` alone."""
 
     @property
     def metrics(self) -> dict[str, Number | None]:

@@ -101,10 +101,10 @@ def write_results(folder: Path, records: list[ResultRow], left_out: Mapping[str,
     for name, rows in by_task.items():
         write_jsonl(folder / "results" / f"{name}.jsonl", rows)
     computed = summarize(records)
-    for task, per in computed.items():
-        for scenario, entry in per.items():
-            items = (left_out or {}).get(task, ())
-            entry["left_out"] = [r.model_dump() for r in items if scenario in (POOLED, r.scenario)]
+    if left_out is not None:  # --lenient: each entry names the instances it left out
+        for task, per in computed.items():
+            for scenario, entry in per.items():
+                entry["left_out"] = [r.model_dump() for r in left_out.get(task, ()) if scenario in (POOLED, r.scenario)]
     summary = EvalSummary.model_validate(computed)
     write_json(folder / "summary.json", summary_json(summary))
     return summary
