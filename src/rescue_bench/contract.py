@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,6 +237,50 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
+def _yes_no(value: Any) -> dict[str, Any]:
+    if value not in ITP_LABELS:
+        raise ValueError(f"ITP answer {value!r} is not one of {', '.join(ITP_LABELS)}")
+    return {ANSWER.name: value}
+
+
+def _ranking_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"a ranking must be a list of labels, got {value!r}")
+    return {RANKING.name: [_text(v, "label") for v in value]}
+
+
+def _emotion(value: Any) -> dict[str, Any]:
+    return {
+        EMOTION.name: _text(value[EMOTION.name], "emotion"),
+        INTENSITY.name: _integer(value[INTENSITY.name], INTENSITY_SCALE, "intensity"),
+    }
+
+
+def _viewpoints(value: Any) -> dict[str, Any]:
+    return {
+        VIEWPOINTS.name: [
+            {VP_TARGET.name: _text(v[VP_TARGET.name], "target"), VIEWPOINT.name: _text(v[VIEWPOINT.name], "viewpoint")}
+            for v in value
+        ]
+    }
+
+
+def _judge(value: Any) -> dict[str, Any]:
+    return {SCORE.name: _integer(value, JUDGE_SCALE, "score")}
+
+
+def _judge_authors(value: Any) -> dict[str, Any]:
+    fmt = FORMATS["judge_authors"]
+    return {key.name: _integer(value[key.name], fmt.scales[key.name], key.name) for key in fmt.keys}
+
+
+_OBJECTS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "itp": _yes_no, "rpp": _ranking_object, "stp": _ranking_object, "ssp": _ranking_object,
+    "er": _emotion, "vp": _viewpoints, "judge": _judge, "judge_authors": _judge_authors,
+}
+"""How each answer format (:data:`FORMATS`) writes a value as its answer object."""
+
+
 def answer_object(name: str, value: Any) -> dict[str, Any]:
     """The answer object of format ``name`` (a task, ``"judge"`` or ``"judge_authors"``) for ``value``.
 
@@ -248,34 +292,9 @@ def answer_object(name: str, value: Any) -> dict[str, Any]:
 
     Raises ``ValueError`` for an unknown format or a value the format cannot carry.
     """
-    if name == "itp":
-        if value not in ITP_LABELS:
-            raise ValueError(f"ITP answer {value!r} is not one of {', '.join(ITP_LABELS)}")
-        return {ANSWER.name: value}
-    if name in ("rpp", "stp", "ssp"):
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise ValueError(f"a ranking must be a list of labels, got {value!r}")
-        return {RANKING.name: [_text(v, "label") for v in value]}
-    if name == "er":
-        return {
-            EMOTION.name: _text(value[EMOTION.name], "emotion"),
-            INTENSITY.name: _integer(value[INTENSITY.name], INTENSITY_SCALE, "intensity"),
-        }
-    if name == "vp":
-        return {
-            VIEWPOINTS.name: [
-                {VP_TARGET.name: _text(v[VP_TARGET.name], "target"), VIEWPOINT.name: _text(v[VIEWPOINT.name], "viewpoint")}
-                for v in value
-            ]
-        }
-    if name == "judge":
-        return {SCORE.name: _integer(value, JUDGE_SCALE, "score")}
-    if name == "judge_authors":
-        return {
-            key.name: _integer(value[key.name], FORMATS[name].scales[key.name], key.name)
-            for key in FORMATS[name].keys
-        }
-    raise ValueError(f"unknown answer format {name!r}; expected one of {', '.join(FORMATS)}")
+    if name not in _OBJECTS:
+        raise ValueError(f"unknown answer format {name!r}; expected one of {', '.join(FORMATS)}")
+    return _OBJECTS[name](value)
 
 
 def answer_text(name: str, value: Any) -> str:

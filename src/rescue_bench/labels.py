@@ -196,6 +196,8 @@ LABELLED_TASKS: tuple[TaskName, ...] = ("itp", "rpp", "stp", "ssp")
 """Tasks whose gold is a label from a closed set (scored by matching, no judge)."""
 RANKED_TASKS: tuple[TaskName, ...] = ("rpp", "stp", "ssp")
 """Tasks answered with a ranked list of candidate labels (the 3 most likely, in order)."""
+BINARY_TASKS: tuple[TaskName, ...] = ("itp",)
+"""Tasks answered yes or no (scored with the positive class's precision, recall and F1)."""
 JUDGED_TASKS: tuple[TaskName, ...] = ("er", "vp")
 """Tasks answered in free text and scored by a judge model (plus BERTScore)."""
 

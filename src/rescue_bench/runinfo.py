@@ -44,7 +44,7 @@ from pydantic import (
 
 from rescue_bench.errors import RescueError
 from rescue_bench.fileio import atomic_write_json, loads
-from rescue_bench.summary import Ordered, RunSummary
+from rescue_bench.summary import LeftOutRecord, Ordered, RunSummary
 
 RUN_JSON = "run.json"
 """The file name of a run's info in its folder."""
@@ -383,12 +383,15 @@ TAIL_ORDER = (
 class EvalRunInfo(RunInfo):
     """``run.json`` of ``rescue eval``."""
 
-    ORDER = (*COMMON_ORDER, "context_windows", "workers", "workers_choice", *TAIL_ORDER, "video", "overflow")
+    ORDER = (*COMMON_ORDER, "context_windows", "workers", "workers_choice", *TAIL_ORDER, "video", "overflow", "left_out")
     context_windows: dict[str, int] | None = None
     workers: int | None = None
     workers_choice: WorkersChoice | None = None
     video: VideoReport | None = None
     overflow: OverflowReport | None = None
+    left_out: dict[str, list[LeftOutRecord]] | None = None
+    """Per task, the instances ``--lenient`` left out because their gold is outside its closed set or
+    range (every task of the run, empty lists too; absent without ``--lenient``)."""
 
 
 class AgentRunInfo(RunInfo):
@@ -520,3 +523,6 @@ class RunResult(Generic[InfoT, SummaryT]):
 
     summary: SummaryT
     info: InfoT
+    let_through: tuple[object, ...] = ()
+    """``rescue eval --lenient``: the data's content errors (``rescue_bench.data.load.Problem``) let
+    through, which the command warns about."""

@@ -4,7 +4,8 @@ A run folder's ``summary.json`` holds the run's numbers per scenario (couple, fa
 shape depends on the run's kind:
 
 - :class:`EvalSummary` (``rescue eval``): ``{task: {scenario: {metric: value, "n", "invalid_rate",
-  "invalid_causes", "trimmed"}}}`` (:func:`rescue_bench.scoring.summarize`).
+  "invalid_causes", "trimmed"}}}`` (:func:`rescue_bench.scoring.summarize`), and with ``--lenient``
+  ``"left_out"``, the instances it left out.
 - :class:`AgentSummary` (``rescue agent eval``): ``{"agent": {scenario: {metric: value, "n",
   "invalid_rate", "support"}}}``.
 - :class:`SimSummary` (``rescue sim eval``, ``rescue review export-practice``): ``{"sim": {scenario:
@@ -73,6 +74,18 @@ class Interval(BaseModel):
     n: int | None = None
 
 
+class LeftOutRecord(Ordered):
+    """An instance ``rescue eval --lenient`` left out because its gold is outside its closed set or
+    range (:class:`rescue_bench.tasks.LeftOut`): the id it would have had, where, and why."""
+
+    id: str
+    sample_id: str
+    scenario: str
+    row: int
+    field: str
+    reason: str
+
+
 class EvalEntry(Ordered):
     """One scenario of one task of ``rescue eval``'s summary: the task's metrics, and its answers."""
 
@@ -81,6 +94,10 @@ class EvalEntry(Ordered):
     invalid_rate: float | None = None
     invalid_causes: dict[str, int] = Field(default_factory=dict)
     trimmed: int = 0
+    left_out: list[LeftOutRecord] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """``--lenient``: the instances of this task and scenario left out for an invalid gold (not in
+    ``n``); absent from the file of a run without ``--lenient``, whose summary recomputes from
+    ``results/`` alone."""
 
     @property
     def metrics(self) -> dict[str, Number | None]:

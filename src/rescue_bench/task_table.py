@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rescue_bench.contract import JUDGE_SCALE, RANK_SIZE
-from rescue_bench.labels import JUDGED_TASKS, RANKED_TASKS, TASKS, TaskName, patterns, strategies
+from rescue_bench.labels import BINARY_TASKS, JUDGED_TASKS, RANKED_TASKS, TASKS, TaskName, patterns, strategies
 from rescue_bench.metrics import binary_metrics, er_score, intensity_score, ranking_metrics, rpp_metrics
 from rescue_bench.parse import ParsedAnswer, parse_er, parse_itp, parse_ranking, parse_vp
 from rescue_bench.records import (
@@ -36,8 +36,36 @@ from rescue_bench.records import (
 )
 
 Record = Mapping[str, Any]
+AnswerKind = Literal["yes_no", "ranking", "emotion", "viewpoints"]
+"""What a task's answer is: yes or no (ITP), a ranking of labels (RPP, STP, SSP), an emotion with its
+intensity (ER), or viewpoints of the other participants (VP)."""
 MetricKind = Literal["pct", "judge", "bert"]
 """How a metric is shown: ``pct`` (a fraction shown x100), ``judge`` (1-5 scale), ``bert`` (BERTScore in [0, 1])."""
+
+METRIC_TITLES: dict[str, str] = {
+    "precision": "P",
+    "recall": "R",
+    "f1": "F1",
+    "accuracy": "Acc",
+    "balanced_accuracy": "BalAcc",
+    "macro_f1": "MacroF1",
+    "recall_at_1": "R@1",
+    "recall_at_2": "R@2",
+    "recall_at_3": "R@3",
+    "mrr": "MRR",
+    "judge": "Judge",
+    "intensity": "Intensity",
+    "score": "Score",
+    "bertscore": "BERTScore",
+    "judge_authors": "Judge(authors)",
+}
+"""The short column title of each metric in a console table (``summary.json`` keeps the names)."""
+
+
+def metric_title(metric: str) -> str:
+    """A metric's column title (:data:`METRIC_TITLES`; its name when it has none)."""
+    return METRIC_TITLES.get(metric, metric)
+
 
 INVALID_JUDGE_SCORE = JUDGE_SCALE.lo
 """The judge score (and ER intensity score) of an invalid answer: the scale's lowest value."""
@@ -78,6 +106,8 @@ class TaskRule:
     """Judged tasks: ``(record, judge score) -> {field: value}``, the fields that follow the judge score."""
     bert_texts: Callable[[Any], tuple[str, str]] | None = None
     """Judged tasks: the (prediction, reference) texts BERTScore compares for a valid record."""
+    answer: AnswerKind = "ranking"
+    """What the answer is (:data:`AnswerKind`): what the baselines guess and how they guess it."""
     authors_rubric: bool = False
     """The authors' alternative judge rubric (``--vp-rubric authors``: target 0-2 plus viewpoint
     0-4, ``judge_authors``) scores this task too; VP only, as in the authors' scripts."""
@@ -107,8 +137,8 @@ class TaskRule:
 
     @property
     def binary(self) -> bool:
-        """Answered yes or no (scored with the positive class's precision, recall and F1)."""
-        return not self.ranked and not self.judged
+        """Answered yes or no (scored with the positive class's precision, recall and F1): :data:`~rescue_bench.labels.BINARY_TASKS`."""
+        return self.name in BINARY_TASKS
 
     def kind(self, metric: str) -> MetricKind:
         """How ``metric`` of this task is shown (see :data:`MetricKind`)."""
@@ -214,7 +244,7 @@ TASK_TABLE: dict[str, TaskRule] = {
     "itp": TaskRule(
         "itp", "ITP", _parse_itp, _no_extras, _itp_metrics,
         headline=("precision", "recall", "f1", "accuracy", "balanced_accuracy"),
-        headline_metric="f1", top1=None, live="f1", paper_comparable=False,
+        headline_metric="f1", top1=None, live="f1", paper_comparable=False, answer="yes_no",
     ),
     "rpp": TaskRule(
         "rpp", "RPP", _parse_ranking, _no_extras, _rpp_metrics,
@@ -236,12 +266,12 @@ TASK_TABLE: dict[str, TaskRule] = {
         "er", "ER", _parse_er, _er_extras, _er_metrics,
         headline=("judge", "intensity", "score", "bertscore"),
         headline_metric="judge", top1=None, live="judge",
-        after_judge=_er_after_judge, bert_texts=_er_texts,
+        after_judge=_er_after_judge, bert_texts=_er_texts, answer="emotion",
     ),
     "vp": TaskRule(
         "vp", "VP", _parse_vp, _vp_extras, _vp_metrics,
         headline=("judge", "bertscore"), headline_metric="judge", top1=None, live="judge",
-        bert_texts=_vp_texts, authors_rubric=True,
+        bert_texts=_vp_texts, authors_rubric=True, answer="viewpoints",
     ),
 }
 """The six tasks' rules, in the paper's order (keys equal :data:`~rescue_bench.labels.TASKS`)."""
@@ -269,3 +299,5 @@ def live_value(task: str, records: Sequence[Record]) -> float | None:
 
 
 assert tuple(TASK_TABLE) == TASKS, "the task table must list the tasks of labels.TASKS, in their order"
+assert all(r.binary == (r.answer == "yes_no") and r.ranked == (r.answer == "ranking") for r in TASK_TABLE.values()), \
+    "a task's answer kind must agree with labels.BINARY_TASKS and labels.RANKED_TASKS"

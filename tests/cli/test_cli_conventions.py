@@ -33,7 +33,7 @@ def test_an_unexpected_error_is_one_line(monkeypatch):
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("something broke\nover two lines")
 
-    monkeypatch.setattr(build, "build_all", boom)
+    monkeypatch.setattr(build, "build_checked", boom)
     result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]

@@ -91,3 +91,14 @@ def test_empty_tasks_are_refused(command, tasks, tmp_path):
     assert result.exit_code == 2, result.output
     assert "Invalid value for '--tasks'" in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_folder_alone_names_the_two_commands_that_take_it(tmp_path):
+    """``rescue agreement RUN`` said "Missing argument 'run_dir'", though the run folder was given."""
+    run = tmp_path / "run"
+    run.mkdir()
+    result = runner.invoke(app, ["agreement", str(run)])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.replace("\u2502", " ").split())  # click's error box, unwrapped
+    assert "Missing argument" not in text and "is a run folder" in text, text
+    assert f"rescue agreement HUMAN.csv {run}" in text and f"rescue agreement sample {run} --out sample.csv" in text, text

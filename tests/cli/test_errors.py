@@ -53,7 +53,7 @@ def test_the_guard_formats_every_root_error(monkeypatch):
         def boom(*args, _error=error, **kwargs):
             raise _error
 
-        monkeypatch.setattr(build, "build_all", boom)
+        monkeypatch.setattr(build, "build_checked", boom)
         result = runner.invoke(app, ["tasks", "build", "--out", "unused"])
         assert result.exit_code == 2, result.output
         lines = [line for line in result.output.splitlines() if line.strip()]
@@ -115,7 +115,7 @@ def test_rescue_debug_lets_the_traceback_through(monkeypatch):
         def boom(*args, _error=error, **kwargs):
             raise _error
 
-        monkeypatch.setattr(build, "build_all", boom)
+        monkeypatch.setattr(build, "build_checked", boom)
         result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
         assert result.exception is error, result.output
 

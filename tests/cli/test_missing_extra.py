@@ -78,7 +78,7 @@ def test_an_unknown_missing_module_is_not_blamed_on_an_extra(monkeypatch):
     def boom(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'nonexistent_helper'", name="nonexistent_helper")
 
-    monkeypatch.setattr(build, "build_all", boom)
+    monkeypatch.setattr(build, "build_checked", boom)
     result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
     assert result.exit_code == 2
     assert "unexpected ModuleNotFoundError" in result.output and "extra" not in result.output
@@ -95,7 +95,7 @@ def test_a_late_missing_extra_module_gets_the_hint(monkeypatch):
     def boom(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'av.codec'", name="av.codec")
 
-    monkeypatch.setattr(build, "build_all", boom)
+    monkeypatch.setattr(build, "build_checked", boom)
     monkeypatch.delenv("RESCUE_DEBUG", raising=False)
     result = CliRunner().invoke(app, ["tasks", "build", "--out", "unused"])
     assert result.exit_code == 2

@@ -69,7 +69,7 @@ def test_fetch_downloads_validates_and_prints_the_path(server, tmp_path, invoke)
     assert path == cache / RELEASE_FILENAME
     assert path.read_bytes() == served.read_bytes()
     assert "2 clips, 5 rows" in result.stderr
-    assert sorted(p.name for p in cache.iterdir()) == [RELEASE_FILENAME]  # no temp files left
+    assert sorted(p.name for p in cache.iterdir()) == [RELEASE_FILENAME, "fetched.json"]  # no temp files left
     assert cached_release(cache) == path
 
     # a valid cached copy is reused without the network
@@ -130,6 +130,73 @@ def test_unknown_source_and_bad_url(invoke, tmp_path):
 def test_default_cache_dir(monkeypatch, tmp_path):
     assert default_cache_dir({"RESCUE_DATA_DIR": str(tmp_path)}) == tmp_path
     assert default_cache_dir({}) == Path.home() / ".cache" / "rescue-bench"
+    # the XDG base directory specification's user cache, unless RESCUE_DATA_DIR says otherwise
+    assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == tmp_path / "xdg" / "rescue-bench"
+    assert default_cache_dir({"XDG_CACHE_HOME": "relative/ignored"}) == Path.home() / ".cache" / "rescue-bench"
+    assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path / "xdg"), "RESCUE_DATA_DIR": str(tmp_path)}) == tmp_path
     monkeypatch.setenv("RESCUE_DATA_DIR", str(tmp_path / "env"))
     assert default_cache_dir() == tmp_path / "env"
     assert cached_release() is None
+
+
+# -- revisions of the Hugging Face dataset, pinned by default, their sha256 recorded -------------------
+
+
+def _hub(www: Path, revision: str, clips: list) -> Path:
+    """The release file where the hub serves the dataset at ``revision``."""
+    folder = www / "datasets" / "tomhu" / "relation_therapy" / "resolve" / revision
+    folder.mkdir(parents=True)
+    return write_lines(folder / RELEASE_FILENAME, clips)
+
+
+def test_fetch_takes_a_revision_records_its_sha256_and_caches_under_xdg(server, tmp_path, invoke, monkeypatch):
+    import hashlib
+    import json
+
+    from rescue_bench.data.fetch import PINNED_REVISION
+
+    base, www, stop = server
+    old = _hub(www, "abc123", [release_clip("a/1")])
+    pinned = _hub(www, PINNED_REVISION["hf"], [release_clip("a/1"), release_clip("a/2")])
+    monkeypatch.setenv("HF_ENDPOINT", base)  # the loopback server stands in for the hub
+    monkeypatch.delenv("RESCUE_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    result = invoke("data", "fetch", "--revision", "abc123")
+    assert result.exit_code == 0, result.output
+    path = Path(result.stdout.strip())
+    assert path == tmp_path / "xdg" / "rescue-bench" / "hf" / "abc123" / RELEASE_FILENAME
+    assert path.read_bytes() == old.read_bytes()
+    digest = hashlib.sha256(old.read_bytes()).hexdigest()
+    assert "(revision abc123): 1 clips" in result.stderr and f"sha256 {digest}" in result.stderr
+    meta = json.loads((path.parent / "fetched.json").read_text())
+    assert (meta["revision"], meta["sha256"], meta["source"]) == ("abc123", digest, "hf")
+    # without --revision: the pinned one, in a folder of its own
+    default = invoke("data", "fetch")
+    assert default.exit_code == 0, default.output
+    assert Path(default.stdout.strip()).read_bytes() == pinned.read_bytes()
+    assert Path(default.stdout.strip()).parent.name == PINNED_REVISION["hf"]
+    # a cached copy whose bytes are no longer the ones recorded is not reused
+    path.write_bytes(path.read_bytes().replace(b"a/1", b"a/9"))
+    again = invoke("data", "fetch", "--revision", "abc123")
+    assert again.exit_code == 0 and "downloaded from" in again.stderr and path.read_bytes() == old.read_bytes()
+    # --sha256 pins the content: other bytes are refused, nothing saved
+    wrong = invoke("data", "fetch", "--revision", "abc123", "--sha256", "0" * 64, "--force")
+    assert "has sha256" in one_line_error(wrong) and path.read_bytes() == old.read_bytes()
+    stop()
+    offline = invoke("data", "fetch", "--revision", "abc123", "--sha256", digest)
+    assert offline.exit_code == 0 and "cached copy reused" in offline.stderr
+
+
+def test_data_takes_a_revision_of_the_hugging_face_dataset(server, tmp_path, invoke, monkeypatch):
+    base, www, stop = server
+    _hub(www, "v2", [release_clip("a/1"), release_clip("a/2", "family", 3)])
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    monkeypatch.setenv("RESCUE_DATA_DIR", str(tmp_path / "cache"))
+    validated = invoke("data", "validate", "hf:tomhu/relation_therapy@v2")
+    assert validated.exit_code == 0 and "2 clips" in validated.stdout, validated.output
+    stop()  # then from the cache
+    built = invoke("tasks", "build", "--data", "hf:tomhu/relation_therapy@v2", "--out", str(tmp_path / "tasks"))
+    assert built.exit_code == 0, built.output
+    assert (tmp_path / "cache" / "hf" / "v2" / RELEASE_FILENAME).is_file()
+    bad = invoke("tasks", "build", "--data", "hf:relation_therapy", "--out", str(tmp_path / "t2"))
+    assert "hf:OWNER/NAME" in one_line_error(bad)

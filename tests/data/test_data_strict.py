@@ -98,7 +98,7 @@ def quirky_clip(clip_dict):
     rows = clip["rows"]
     rows[0]["relation_pattern_evidence_rows"] = [1, 9]  # no row 9
     rows[1]["target"] = ["Couple", "Ana"]  # a group target beside a name
-    rows[2]["primary_speaker"] = "Zed"  # not a participant
+    rows[2]["relation_pattern_evidence_rows"] = [0]  # the release's own quirk
     rows[3]["draft_problems"] = [
         {"field": "target", "problem": "unknown name", "value": "x"},
         {"field": "internal_emotion[0].intensity", "problem": "not 0-10", "value": 12},
@@ -115,7 +115,7 @@ def test_quirks_are_warnings_by_default_and_errors_with_strict(invoke, tmp_path,
     expected = [
         ("row 1, field relation_pattern_evidence_rows", "9"),
         ("row 2, field target", "group target"),
-        ("row 3, field primary_speaker", "'Zed'"),
+        ("row 3, field relation_pattern_evidence_rows", "[0]"),
         ("row 4, field draft_problems", "2 draft problems left"),
     ]
     for where, what in expected:
@@ -135,9 +135,17 @@ def test_strict_passes_clean_data_and_leaves_other_findings_as_warnings(invoke, 
     ok = write_lines(tmp_path / "ok.jsonl", [clip_dict("a/1"), clip_dict("a/2", "family", 3)])
     assert invoke("data", "validate", "--strict", ok).exit_code == 0
     clip = clip_dict("a/3")
-    clip["rows"][0]["utterance_type"] = "rant"
+    clip["rows"][0]["target"] = []  # an empty target: a warning whatever the mode
     soft = invoke("data", "validate", "--strict", write_lines(tmp_path / "soft.jsonl", [clip]))
     assert soft.exit_code == 0 and len(lines_of(soft, "warning:")) == 1
+
+
+def test_an_unknown_name_is_an_error_without_strict(invoke, tmp_path, clip_dict):
+    clip = clip_dict("a/1", n_rows=3)
+    clip["rows"][2]["primary_speaker"] = "Zed"  # not a participant
+    result = invoke("data", "validate", write_lines(tmp_path / "zed.jsonl", [clip]))
+    assert result.exit_code == 2
+    assert any("row 3, field primary_speaker" in e and "'Zed'" in e for e in lines_of(result, "error:"))
 
 
 def test_the_demo_passes_strict(invoke):
@@ -200,5 +208,7 @@ def test_row_problems_on_a_web_form_row():
     no_speaker = row_problems(form_row(primary_speaker=" "), **kwargs)
     assert [(p.severity, p.field) for p in no_speaker] == [("error", "primary_speaker")]
     loose = row_problems(form_row(primary_speaker="Zed"), **{**kwargs, "strict": False})
-    assert [(p.severity, p.field) for p in loose] == [("warning", "primary_speaker")]
+    assert [(p.severity, p.field) for p in loose] == [("error", "primary_speaker")]  # a name is checked whatever the mode
+    quirk = row_problems(form_row(target=["Couple", "Bo"]), **{**kwargs, "strict": False})
+    assert [(p.severity, p.field) for p in quirk] == [("warning", "target")]
     assert row_problems("not a row", **kwargs)[0].severity == "error"  # type: ignore[arg-type]

@@ -170,7 +170,7 @@ def test_each_problem_is_one_line(invoke, tmp_path, clip_dict):
         assert line.startswith(("error:", "warning:", "FAILED:", "OK:", "..."))
 
 
-def test_soft_findings_warn_but_do_not_fail(invoke, tmp_path, clip_dict):
+def test_closed_sets_and_ranges_are_errors_and_the_soft_findings_warnings(invoke, tmp_path, clip_dict):
     clip = clip_dict("a/1", n_rows=4)
     rows = clip["rows"]
     rows[0]["relation_pattern"] = "stonewalling"
@@ -183,22 +183,23 @@ def test_soft_findings_warn_but_do_not_fail(invoke, tmp_path, clip_dict):
     rows[0]["dialogue_cleaned"] = "I don\u00e2\u20ac\u2122t know."
     path = write_lines(tmp_path / "soft.jsonl", [clip])
     result = invoke("data", "validate", path)
-    assert result.exit_code == 0, result.output
-    warnings = lines_of(result, "warning:")
+    assert result.exit_code == 2, result.output
+    errors = lines_of(result, "error:")
     expected = [
         ("row 1, field relation_pattern", "'stonewalling' is not a couple relation pattern"),
         ("row 2, field relation_cycle_state", "'escalation_conflict' is not a couple relation pattern"),
         ("row 2, field support_strategy[0].strategy_type", "'boundary' is not a couple strategy"),
         ("row 3, field utterance_type", "'complaint' is not an utterance type"),
         ("row 3, field internal_emotion[0].intensity", "outside 0-10"),
-        ("row 3, field internal_emotion[1].intensity", "not an integer"),
-        ("row 4, field target", "empty target"),
-        ("row 1, field dialogue_cleaned", "mojibake"),
+        ("row 3, field internal_emotion[1].intensity", "not a whole number"),
     ]
     for where, what in expected:
+        assert any(f"{path}:1, clip a/1, {where}: " in e and what in e for e in errors), (where, errors)
+    assert len(errors) == len(expected)
+    warnings = lines_of(result, "warning:")
+    for where, what in [("row 4, field target", "empty target"), ("row 1, field dialogue_cleaned", "mojibake")]:
         assert any(f"{path}:1, clip a/1, {where}: " in w and what in w for w in warnings), (where, warnings)
-    assert len(warnings) == len(expected)
-    assert result.stdout.strip().splitlines()[-1].endswith("0 errors, 8 warnings")
+    assert result.stdout.strip().splitlines()[-1].endswith("6 errors, 2 warnings")
 
 
 def test_repair_mojibake_is_opt_in(invoke, tmp_path, clip_dict):
@@ -230,11 +231,11 @@ def test_has_mojibake_ignores_legitimate_characters():
 
 def test_validate_paths_returns_clips_and_problems(tmp_path, clip_dict):
     clip = clip_dict("a/1")
-    clip["rows"][0]["utterance_type"] = "rant"
+    clip["rows"][0]["target"] = []
     result = validate_paths([write_lines(tmp_path / "v.jsonl", [clip])])
     assert [c.sample_id for c in result.clips] == ["a/1"]
     assert not result.errors and len(result.warnings) == 1
-    assert result.warnings[0].row_index == 1 and result.warnings[0].field == "utterance_type"
+    assert result.warnings[0].row_index == 1 and result.warnings[0].field == "target"
 
 
 def test_usage_errors_do_not_traceback(invoke):

@@ -81,3 +81,28 @@ def test_inspect_python_api(isolated_env):
     assert len(log.samples or []) == len(build_instances(load_clips(None), "itp"))
     assert log.results is not None and log.results.scores
     assert list((isolated_env / "logs").glob("*.eval"))
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-T", "data=MISSING"], "missing.jsonl: no such file or folder"),
+        (["-T", "data=ATTACKED"], "row 3, field relation_cycle_state: 'attack_atack'"),
+        (["-T", "mode=smell"], "unknown mode 'smell'"),
+    ],
+)
+def test_a_task_error_under_inspect_eval_is_one_line(tmp_path, args, said):
+    from tests.factories import write_lines
+    from tests.tasks.test_tasks_left_out import attacked_clip
+
+    attacked = write_lines(tmp_path / "attacked.jsonl", [attacked_clip()])
+    args = [a.replace("MISSING", str(tmp_path / "missing.jsonl")).replace("ATTACKED", str(attacked)) for a in args]
+    # a terminal wide enough for the line (rich wraps at 80 columns when the output is no terminal)
+    env = dict(os.environ, INSPECT_CACHE_DIR=str(tmp_path / "cache"), INSPECT_LOG_DIR=str(tmp_path / "logs"), COLUMNS="500")
+    proc = subprocess.run(  # inspect's default display (with --display none it prints no error at all)
+        [*_inspect_cmd(), "eval", "rescue_bench/rpp", "--model", "mockllm/model", *args],
+        check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr, lines
+    assert len(lines) == 1 and lines[0].startswith("error: rescue_bench/rpp: ") and said in lines[0], lines

@@ -42,6 +42,8 @@ def test_another_run_in_the_same_folder_is_refused(isolated_env: Path) -> None:
         assert result.exit_code == 2, result.output
         lines = _lines(result.output)
         assert len(lines) == 1 and lines[0].startswith("error:") and "--overwrite" in lines[0], result.output
+        # the options it names exist on this command (it once suggested --run-dir, a draft option)
+        assert "(--out DIR)" in lines[0] and "--run-dir" not in lines[0], lines[0]
     assert sorted(p.name for p in (out / "results").iterdir()) == before == ["itp.jsonl"]
 
 

@@ -191,5 +191,5 @@ def test_trimming_never_drops_the_decision_row_or_the_question():
 def test_the_printed_table_names_the_causes_it_counts():
     from rescue_bench.cli.eval import causes_text
 
-    assert causes_text({"no_answer": 0, "context_overflow": 3, "no_json": 2}) == "context_overflow 3\nno_json 2"
+    assert causes_text({"no_answer": 0, "context_overflow": 3, "no_json": 2}) == "context_overflow 3, no_json 2"
     assert causes_text({"no_json": 0}) == causes_text(None) == "-"

@@ -128,3 +128,20 @@ def test_the_live_sample_value_by_hand(record, expected):
 
 def test_only_vp_takes_the_authors_rubric():
     assert [t for t, r in TASK_TABLE.items() if r.authors_rubric] == ["vp"]
+
+
+def test_the_baselines_read_what_an_answer_is_from_the_task_table(monkeypatch):
+    """Per-task rules live in the task table, not in string tests spread over the code: the baselines
+    guess an emotion for a task whose answer kind is ``emotion``, whatever its name."""
+    import dataclasses
+
+    from rescue_bench.baselines import common
+    from rescue_bench.data.load import load_clips
+    from rescue_bench.task_table import TASK_TABLE
+    from rescue_bench.tasks import build_instances
+
+    assert [r.answer for r in TASK_TABLE.values()] == ["yes_no", "ranking", "ranking", "ranking", "emotion", "viewpoints"]
+    er = build_instances(load_clips(), "er")[0]
+    assert common.fallback_guess(er) == (common.NEUTRAL_EMOTION, common.NEUTRAL_INTENSITY)
+    monkeypatch.setitem(TASK_TABLE, "er", dataclasses.replace(TASK_TABLE["er"], answer="viewpoints"))
+    assert common.fallback_guess(er) == [common.NEUTRAL_VIEWPOINT]

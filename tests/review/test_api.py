@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from sqlalchemy import select
@@ -72,6 +72,10 @@ def test_every_unsafe_request_needs_the_csrf_header(deployment: Deployment):
     assert c.http.put(row_url(seg, 1), json=body, headers={"X-CSRF-Token": other.csrf or ""}).status_code == 403
     # a cross-site origin is refused even with the token
     assert c.put(row_url(seg, 1), body, headers={"Origin": "https://evil.example"}).status_code == 403
+    # and so is this host under another scheme (an https page is another origin of an http server)
+    netloc = urlsplit(deployment.server.base_url).netloc
+    assert c.put(row_url(seg, 1), body, headers={"Origin": f"https://{netloc}"}).status_code == 403
+    assert c.put(row_url(seg, 1), body, headers={"Origin": f"ftp://{netloc}"}).status_code == 403
     # nothing was applied
     assert c.get(row_url(seg, 1)).json()["version"] == state["version"]
     # with the token it works

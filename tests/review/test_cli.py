@@ -146,3 +146,15 @@ def test_serve_with_two_workers_on_postgresql_shares_sessions_and_throttling(tmp
             assert stale.put(f"/api/segments/{key}/rows/1", {"version": version, "fields": {"tone_of_voice": "stale"}}).status_code == 409
         finally:
             server.stop()
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path):
+    import socket
+
+    assert rescue("review", "init", cwd=tmp_path).returncode == 0
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        out = rescue("review", "serve", "--port", str(port), cwd=tmp_path)
+    lines = [line for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+    assert out.returncode == 2, out.stderr
+    assert lines == [f"error: cannot listen on 127.0.0.1:{port}: address already in use (another server? choose another --port)"], lines

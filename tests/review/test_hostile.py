@@ -64,6 +64,17 @@ def test_a_save_with_nan_or_infinity_is_refused_naming_the_field_and_nothing_is_
         ({"relation_pattern_evidence_rows": [999]}, "relation_pattern_evidence_rows"),
         ({"row_index": 7}, "row_index"),
         ({"primary_speaker": "Stranger"}, "primary_speaker"),
+        # values outside the field's domain (issue: an intensity of -3, 6.5, 1e300 or -1e308, a person who
+        # is not in the clip, an utterance type that is not a label: all were saved, exported, and left out
+        # of agreement without a word)
+        *[({"internal_emotion": [{"person": "Dana", "emotion_description": "tense", "intensity": v}]}, "internal_emotion[0].intensity")
+          for v in (-3, 6.5, 1e300, -1e308)],
+        ({"internal_emotion": [{"person": "Stranger", "emotion_description": "tense", "intensity": 3}]}, "internal_emotion[0].person"),
+        ({"utterance_type": "hugging"}, "utterance_type"),
+        ({"relation_cycle_state": "attack_atack"}, "relation_cycle_state"),
+        ({"support_strategy": [{"provider": "Therapistt", "target": ["Dana"], "strategy_type": "track"}]}, "support_strategy[0].provider"),
+        ({"support_strategy": [{"provider": "Therapist", "target": ["Dana"], "strategy_type": "hugging"}]}, "support_strategy[0].strategy_type"),
+        ({"viewpoints_attitudes": [{"source": "Dana", "target": "Stranger", "viewpoint": "v"}]}, "viewpoints_attitudes[0].target"),
     ],
 )
 def test_a_save_that_breaks_a_strict_data_rule_is_refused_and_nothing_is_stored(deployment: Deployment, fields: dict, field: str):

@@ -105,3 +105,37 @@ def test_an_old_practice_database_upgrades_and_replays_its_episodes_as_they_were
         command.downgrade(_alembic_config(connection), "0005")
         assert connection.execute(text("SELECT count(*) FROM practice_episodes")).scalar_one() == 3
     database.dispose()
+
+
+def test_import_practice_repairs_every_refused_start_and_counts_what_it_repaired(empty_db: str) -> None:
+    """A start stored with an option key this version does not know crashed the import ('SimOptions'
+    object has no attribute ...) and so repaired none of the others; each is repaired now, the unknown
+    key dropped, and the counts say how many starts and finished episodes."""
+    from sqlalchemy import select
+
+    from rescue_bench.review.models import PracticeStart
+    from rescue_bench.review.users import add_user
+
+    database = Database(empty_db)
+    upgrade(database)
+    with database.write() as session:
+        add_user(session, "alice", "password-1", "annotator")
+        practice.import_starts(session, load_clips([DEMO]), practice.practice_options(horizon=3))
+        alice = get_user(session, "alice")
+        first = session.scalars(select(PracticeStart).order_by(PracticeStart.id)).first()
+        assert first is not None
+        played = practice.create(session, alice, first.id)
+        for step in (1, 2, 3):
+            practice.act(session, alice, played, step, speak=False)
+        rows = list(session.scalars(select(PracticeStart).order_by(PracticeStart.id)))[:3]
+        for row, change in zip(rows, ({"bogus": 1}, {"lam": float("inf")}, {"horizon": 0, "future_knob": "x"})):
+            row.options = json.dumps({**json.loads(row.options), **change})
+    with database.write() as session:
+        done = practice.import_starts(session, load_clips([DEMO]), practice.practice_options(horizon=3))
+        assert (done.repaired, done.rescored) == (3, 1)
+        assert done.repaired_fields == ("horizon", "lam") and done.dropped_keys == ("bogus", "future_knob")
+        assert "repaired 3 start(s)" in done.repair_line() and "1 finished episode(s) rescored" in done.repair_line()
+        assert all(practice._problem(r.options)[0] is not None for r in session.scalars(select(PracticeStart)))
+        again = practice.import_starts(session, load_clips([DEMO]), practice.practice_options(horizon=3))
+        assert again.repaired == 0 and again.repair_line() == ""
+    database.dispose()

@@ -246,16 +246,18 @@ def test_a_start_stored_with_a_refused_lambda_is_never_a_500_and_import_practice
 # ------------------------------------------------------------------------------------------------
 
 
-def test_export_practice_that_fails_half_way_writes_and_audits_nothing(site: Any, tmp_path: Path) -> None:
+def _finished_episodes_and_export_count(site: Any) -> Any:
+    """Alice and Bob each finish an episode of start 2; returns a counter of audited exports."""
     for name in ("alice", "bob"):
         person = _client(site, name)
         episode = person.post("/api/practice/episodes", {"start": 2}).json()
         assert person.post(f"/api/practice/episodes/{episode['id']}/steps", {"step": 1, "speak": False}).status_code == 200
     admin = _client(site, "admin")
+    return lambda: sum(1 for e in admin.get("/api/audit", params={"limit": 5000}).json() if e["action"] == "export")
 
-    def exports() -> int:
-        return sum(1 for e in admin.get("/api/audit", params={"limit": 5000}).json() if e["action"] == "export")
 
+def test_export_practice_that_fails_half_way_writes_and_audits_nothing(site: Any, tmp_path: Path) -> None:
+    exports = _finished_episodes_and_export_count(site)
     before = exports()
     out = tmp_path / "runs"
     out.mkdir()
@@ -271,6 +273,23 @@ def test_export_practice_that_fails_half_way_writes_and_audits_nothing(site: Any
     assert (out / "alice" / "results" / "sim.jsonl").is_file() and (out / "bob" / "results" / "sim.jsonl").is_file()
     assert exports() == before + 2
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging folder left
+
+
+@pytest.mark.parametrize("link", ["bob", "alice/results"])
+def test_export_practice_never_writes_through_a_symbolic_link(site: Any, tmp_path: Path, link: str) -> None:
+    """As root, ``OUT/<user>`` pointing at /etc made export-practice write there."""
+    exports = _finished_episodes_and_export_count(site)
+    before = exports()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "runs"
+    (out / link).parent.mkdir(parents=True)
+    (out / link).symlink_to(elsewhere, target_is_directory=True)
+    refused = _rescue("export-practice", "--db", site.url, "--out", str(out))
+    assert refused.returncode == 2 and "symbolic link" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+    assert list(elsewhere.iterdir()) == [] and exports() == before
+    assert not list((out / "alice").glob("*.json")) if (out / "alice").is_dir() else True
 
 
 # ------------------------------------------------------------------------------------------------

@@ -103,6 +103,10 @@ def _saved_database(url: str) -> None:
         seg = get_segment(session, admin, keys[COUPLE[0]])
         save(session, admin, seg, 1, version=0, fields={"tone_of_voice": "reviewed-tone"}, reviewed=True)
         save(session, admin, seg, 2, version=0, fields={"tone_of_voice": "saved-tone"})
+        for position, state in ((3, "discarded"), (4, "skipped"), (5, "skipped")):  # row flags, with a reason
+            plan = edits.prepare_save(session, admin, seg, position, version=0, fields={}, flag=edits.FlagChange(state, "unclear audio"))
+            assert isinstance(plan, edits.SavePlan)
+            edits.apply_save(session, plan)
         edits.set_status(session, admin, get_segment(session, admin, keys[COUPLE[1]]), "discarded", "no audio")
     db.dispose()
 
@@ -116,7 +120,8 @@ def test_export_counts_what_it_wrote_and_can_include_saved_edits(tmp_path: Path)
     total = sum(len(json.loads(line)["rows"]) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip())
     discarded_rows = 18
     draft_only = total - discarded_rows - 2
-    for text in ("8 clip(s)", "1 row(s) submitted", "0 adjudicated", "0 awaiting adjudication", f"{draft_only} draft-only", "1 saved but not reviewed (written as the draft", "1 discarded segment(s)"):
+    for text in ("8 clip(s)", "1 row(s) submitted", "0 adjudicated", "0 awaiting adjudication", f"{draft_only} draft-only",
+                 "1 saved but not reviewed (written as the draft", "1 discarded segment(s) left out", "1 discarded and 2 skipped row(s)"):
         assert text in done.stderr, (text, done.stderr)
     rows = {(c["sample_id"], r.get("row_index")): r for line in out.read_text().splitlines() for c in [json.loads(line)] for r in c["rows"]}
     assert rows[(COUPLE[0], 1)]["tone_of_voice"] == "reviewed-tone" and rows[(COUPLE[0], 2)]["tone_of_voice"] != "saved-tone"

@@ -8,11 +8,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from rescue_bench import labels
 from rescue_bench.data import Row, load_clips
 from rescue_bench.review import access, edits, store
+from rescue_bench.review.agreement import RatedRow, agreement_report
 from rescue_bench.review.assets import Assets, Manifest, RowSubtitles, RowText, subtitles
 from rescue_bench.review.db import (
     Database,
@@ -26,7 +27,7 @@ from rescue_bench.review.db import (
 )
 from rescue_bench.review.errors import Conflict, Invalid, Locked, NotFound, Throttled
 from rescue_bench.review.fields import FIELDS, choices, compact
-from rescue_bench.review.models import AuditEntry, LoginThrottle, Segment
+from rescue_bench.review.models import AuditEntry, Copy, LoginThrottle, RowValue, Segment, SegmentRow
 from rescue_bench.review.security import SessionSigner, ThrottlePolicy, csrf_matches, hash_password, verify_password
 from rescue_bench.review.users import add_user, authenticate, get_user
 from tests.review.helpers import COUPLE, DEMO, save
@@ -278,3 +279,42 @@ def test_audit_entries_record_cli_imports(db: Database):
     with db.read() as s:
         n = len(s.scalars(select(AuditEntry).where(AuditEntry.action == "import")).all())
         assert n == 9
+
+
+# ------------------------------------------------------------------------------------------------
+# nothing outside its domain leaves: export refuses a stored value the data layer's rules refuse (an
+# older app saved one), and agreement counts and names the ratings it leaves out
+# ------------------------------------------------------------------------------------------------
+
+
+def test_export_refuses_a_stored_value_outside_its_domain_naming_it(db: Database):
+    with db.write() as session:  # a value an older app saved: an intensity of 6.5, marked reviewed
+        seg = session.scalars(select(Segment).where(Segment.sample_id == COUPLE[0])).one()
+        row = session.scalars(select(SegmentRow).where(SegmentRow.segment_id == seg.id, SegmentRow.position == 2)).one()
+        value = json.loads(row.draft_json)
+        value["internal_emotion"] = [{"person": value["primary_speaker"], "emotion_description": "tense", "intensity": 6.5}]
+        final = session.scalars(select(Copy).where(Copy.segment_id == seg.id, Copy.kind == "final")).one()
+        session.execute(update(RowValue).where(RowValue.row_id == row.id, RowValue.copy_id == final.id).values(value_json=json.dumps(value), reviewed=True, version=1))
+    with db.read() as session, pytest.raises(Invalid) as caught:
+        store.export_clips(session)
+    message = str(caught.value)
+    assert f"clip {COUPLE[0]}, row 2, field internal_emotion[0].intensity: intensity 6.5 is not a whole number 0-10" in message
+    assert caught.value.field == "internal_emotion[0].intensity"
+
+
+def _row(intensity, person="Dana") -> Row:
+    return Row.model_validate({"primary_speaker": person, "internal_emotion": [{"person": person, "emotion_description": "x", "intensity": intensity}]})
+
+
+def test_agreement_counts_and_names_the_ratings_it_leaves_out():
+    rows = [
+        RatedRow("seg/a", "couple", 4, {"ann": _row(6.5), "ben": _row(5)}),
+        RatedRow("seg/b", "couple", 2, {"ann": _row(7), "ben": _row(-3)}),
+        RatedRow("seg/c", "couple", 3, {"ann": _row(2), "ben": _row(3)}),
+    ]
+    report = agreement_report(rows, [], n_resamples=0, use_bertscore=False)
+    intensity = next(f for f in report.fields if f.field == "intensity" and f.scope == "all")
+    assert intensity.units == 1 and intensity.left_out == 2
+    note = next(n for n in intensity.notes if "left out" in n)
+    assert note.startswith("2 rating(s) left out, outside the field's domain")
+    assert "seg/a row 4 Dana: ann's intensity 6.5 is not a whole number 0-10" in note and "seg/b row 2 Dana: ben's intensity -3 is outside 0-10" in note

@@ -23,7 +23,7 @@ from rescue_bench.tasks.instance import Instance
 
 H = TypeVar("H", bound=Hashable)
 
-LABEL_TASKS = frozenset({"itp", "rpp", "stp", "ssp"})
+LABEL_TASKS = frozenset(t for t, r in TASK_TABLE.items() if r.answer in ("yes_no", "ranking"))
 """Tasks answered with labels: ITP by its first preference, the others by a top-3 ranking."""
 RANK_SIZE = contract.RANK_SIZE
 
@@ -174,11 +174,11 @@ def prediction_of(inst: Instance, guess: Guess) -> Any:
     """A method's guess as the prediction a parser would return for ``inst``: labels kept to the
     candidates (ITP its first choice), the intensity clamped to its scale, a viewpoint per other
     participant."""
-    if inst.task == "itp":
+    if TASK_TABLE[inst.task].binary:
         return top_up(inst, guess, 1)[0]
     if inst.task in LABEL_TASKS:
         return top_up(inst, guess)
-    if inst.task == "er":
+    if answers_emotion(inst.task):
         emotion, intensity = guess
         scale = contract.INTENSITY_SCALE
         return {contract.EMOTION.name: emotion, contract.INTENSITY.name: int(min(scale.hi, max(scale.lo, intensity)))}
@@ -192,11 +192,16 @@ def answer_text(inst: Instance, guess: Guess) -> str:
     return contract.answer_text(inst.task, prediction_of(inst, guess))
 
 
+def answers_emotion(task: str) -> bool:
+    """The task's answer is an emotion with its intensity (ER: the task table's answer kind)."""
+    return TASK_TABLE[task].answer == "emotion"
+
+
 def fallback_guess(inst: Instance) -> Guess:
     """The answer when nothing can be learned: candidate order, or the neutral ER/VP answer."""
     if inst.task in LABEL_TASKS:
         return list(inst.candidates)
-    if inst.task == "er":
+    if answers_emotion(inst.task):
         return (NEUTRAL_EMOTION, NEUTRAL_INTENSITY)
     return [NEUTRAL_VIEWPOINT]
 

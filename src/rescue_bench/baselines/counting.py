@@ -24,6 +24,7 @@ from rescue_bench.baselines.common import (
     NEUTRAL_VIEWPOINT,
     Guess,
     Method,
+    answers_emotion,
     class_order,
     fallback_guess,
     gold_class,
@@ -33,6 +34,7 @@ from rescue_bench.baselines.common import (
     to_labels,
     viewpoint_texts,
 )
+from rescue_bench.task_table import TASK_TABLE
 from rescue_bench.tasks.instance import Instance
 
 H = TypeVar("H", bound=Hashable)
@@ -62,7 +64,7 @@ def majority(pool: list[Instance], tests: list[Instance], seed: int, *, stp_role
     if task in LABEL_TASKS:
         counts = Counter(gold_class(i, stp_roles) for i in pool)
         return {t.id: to_labels(t, ranked(counts, class_order(t, stp_roles)), stp_roles) for t in tests}
-    if task == "er":
+    if answers_emotion(task):
         guess: Guess = (ranked(_emotions(pool))[0], ranked(_intensities(pool), INTENSITIES)[0])
     else:
         guess = [ranked(Counter(viewpoint_texts(pool)))[0]]
@@ -77,14 +79,14 @@ def random_guess(pool: list[Instance], tests: list[Instance], seed: int) -> dict
     uniformly from the distinct training viewpoints.
     """
     task = tests[0].task if tests else ""
-    descriptions = (sorted(_emotions(pool)) if task == "er" else []) or [NEUTRAL_EMOTION]
-    views = sorted(set(viewpoint_texts(pool))) if task == "vp" else []
+    descriptions = (sorted(_emotions(pool)) if task and answers_emotion(task) else []) or [NEUTRAL_EMOTION]
+    views = sorted(set(viewpoint_texts(pool))) if task and TASK_TABLE[task].answer == "viewpoints" else []
     out: dict[str, Guess] = {}
     for t in tests:
         rng = rng_for(seed, t.id)
         if task in LABEL_TASKS:
             out[t.id] = [t.candidates[j] for j in rng.permutation(len(t.candidates))]
-        elif task == "er":
+        elif answers_emotion(task):
             out[t.id] = (descriptions[rng.integers(len(descriptions))], int(rng.integers(0, 11)))
         else:
             texts = views or [NEUTRAL_VIEWPOINT]
@@ -125,7 +127,7 @@ def prior(pool: list[Instance], tests: list[Instance], seed: int, *, stp_roles: 
             picked = draw(rng_for(seed, t.id), usable, 3, class_order(t, stp_roles))
             out[t.id] = to_labels(t, picked, stp_roles)
         return out
-    if task == "er":
+    if answers_emotion(task):
         emotions, intensities = _emotions(pool), _intensities(pool)
         for t in tests:
             rng = rng_for(seed, t.id)

@@ -22,6 +22,7 @@ from rescue_bench.baselines.common import (
     LABEL_TASKS,
     Guess,
     Method,
+    answers_emotion,
     class_order,
     fallback_guess,
     gold_class,
@@ -72,7 +73,7 @@ def supervised_method(texts: Mapping[str, str]) -> Method:
             return out
         # TF-IDF rows are L2-normalised, so the dot product is the cosine similarity.
         nearest = np.asarray((Xt @ X.T).toarray().argmax(axis=1)).ravel()
-        if task == "er":
+        if answers_emotion(task):
             intensities = [int(i.gold["intensity"]) for i in pool]
             if len(set(intensities)) < 2:
                 predicted = [int(round(float(np.median(intensities))))] * len(tests)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar, cast
@@ -49,8 +49,9 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
-def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
-    """List data problems, one line each (at most :data:`MAX_SHOWN_PROBLEMS`); return the exit (2) to raise.
+def data_error_exit(problems: Sequence[Any], hint: str | None = None) -> typer.Exit:
+    """List data problems, one line each (at most :data:`MAX_SHOWN_PROBLEMS`), then ``hint`` (the next
+    step) when given; return the exit (2) to raise.
 
     One problem is one line and nothing else: the exit code says that nothing was written.
     """
@@ -59,6 +60,8 @@ def data_error_exit(problems: Sequence[Any]) -> typer.Exit:
     hidden = len(problems) - MAX_SHOWN_PROBLEMS
     if hidden > 0:
         typer.echo(f"error: ... and {hidden} more; run `rescue data validate` to list all", err=True)
+    if hint:
+        typer.echo(hint, err=True)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -100,7 +103,7 @@ def guard(func: F) -> F:
                 raise
             problems = getattr(exc, "problems", None)
             if problems:
-                raise data_error_exit(problems) from None
+                raise data_error_exit(problems, getattr(exc, "hint", None)) from None
             raise fail(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the contract is: never a traceback
             hint = missing_extra(exc) if isinstance(exc, ModuleNotFoundError) else None
@@ -129,9 +132,28 @@ def command(app: typer.Typer, name: str | None = None, **kwargs: Any) -> Callabl
 # shared options and their checks
 # --------------------------------------------------------------------------------------------------
 
+def resolve_data_option(values: list[Path] | None) -> list[Path] | None:
+    """``--data``: each ``hf:OWNER/NAME[@REVISION]`` becomes the release of that Hugging Face dataset
+    at that revision, fetched into the cache unless a valid copy is there
+    (:func:`rescue_bench.data.fetch.resolve_data`); paths stay as they are. A fetch that fails is one
+    line (the guard's; typer's own callbacks would show a usage box)."""
+    if not values or not any(str(v).startswith("hf:") for v in values):
+        return values
+    from rescue_bench.data.fetch import FetchError, resolve_data
+
+    try:
+        return [resolve_data(v) for v in values]
+    except FetchError as exc:
+        raise fail(str(exc)) from None
+
+
 DataOption = Annotated[
     Optional[list[Path]],  # noqa: UP007 - typer needs Optional here
-    typer.Option("--data", "-d", help="Release JSONL file or per-clip folder; repeatable. Default: the bundled synthetic demo."),
+    typer.Option(
+        "--data", "-d", callback=resolve_data_option,
+        help="Release JSONL file or per-clip folder, or hf:OWNER/NAME[@REVISION] (a revision of the Hugging Face dataset, "
+        "fetched into the cache); repeatable. Default: the bundled synthetic demo.",
+    ),
 ]
 def _nonempty_tasks(value: str) -> str:
     """``--tasks``: an empty list (``''``, ``','``) is refused, not read as all six (say ``all``)."""
@@ -391,6 +413,58 @@ def load_data(data: Sequence[Path] | None, repair_mojibake: bool = False) -> lis
     from rescue_bench.data.load import load_clips
 
     return load_clips(list(data) if data else None, repair_mojibake=repair_mojibake)
+
+
+LENIENT_HINT = (
+    "hint: fix the data (`rescue data validate FILE` lists every problem), or pass --lenient to leave out the instances "
+    "whose gold is invalid (each named) and let the other problems through"
+)
+"""The next step a command that refuses invalid data prints (``rescue eval``, ``rescue tasks``)."""
+
+LenientOption = Annotated[
+    bool,
+    typer.Option(
+        "--lenient",
+        help="Evaluate data with content errors: leave out (and name) the instances whose gold is outside its closed set "
+        "or range, and let the other problems through as warnings. Default: refuse, naming file, line, clip, row and field.",
+    ),
+]
+
+
+def load_checked_data(data: Sequence[Path] | None, repair_mojibake: bool = False, *, lenient: bool = False) -> Any:
+    """The clips of ``--data`` (the demo when none is given) held to the data layer's rules
+    (:func:`rescue_bench.data.validate.load_checked`): a content error refuses the data (exit 2,
+    one line per problem, then :data:`LENIENT_HINT`) unless ``lenient``, which returns them as the
+    result's problems."""
+    from rescue_bench.data.validate import ContentError, load_checked
+
+    try:
+        return load_checked(list(data) if data else None, repair_mojibake=repair_mojibake, lenient=lenient)
+    except ContentError as exc:
+        raise ContentError(exc.problems, LENIENT_HINT) from None
+
+
+def print_let_through(problems: Sequence[Any], *, shown: int = 10) -> None:
+    """``--lenient``: the content errors let through, as warnings (the first ``shown``, then a count)."""
+    if not problems:
+        return
+    for problem in problems[:shown]:
+        typer.echo("warning: let through by --lenient: " + str(problem).removeprefix("error: "), err=True)
+    more = f"; {len(problems) - shown} more: `rescue data validate` lists them" if len(problems) > shown else ""
+    typer.echo(f"warning: {len(problems)} data error(s) let through by --lenient{more}", err=True)
+
+
+def print_left_out(left_out: Mapping[str, Sequence[Any]], where: str, *, shown: int = 10) -> None:
+    """``--lenient``: per task, how many instances were left out for an invalid gold, and which
+    (the first ``shown``; ``where`` names the file that lists them all)."""
+    for task, items in left_out.items():
+        if not items:
+            continue
+        typer.echo(f"warning: {task.upper()}: {len(items)} instance(s) left out (gold outside its closed set or range):", err=True)
+        for item in items[:shown]:
+            typer.echo(f"  clip {item.sample_id}, row {item.row}, field {item.field}: {item.reason}", err=True)
+        if len(items) > shown:
+            typer.echo(f"  ... and {len(items) - shown} more (all in {where})", err=True)
 
 
 def table_console() -> Any:

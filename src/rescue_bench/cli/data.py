@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import EXIT_BAD_INPUT, RepairOption, command, fail, fmt_number, load_data
+from rescue_bench.cli._common import EXIT_BAD_INPUT, RepairOption, command, fail, fmt_number, load_data, resolve_data_option
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -27,8 +27,9 @@ app = typer.Typer(
 
 PathsArg = typer.Argument(
     None,
-    help="Release JSONL files or per-clip folders. Default: the bundled synthetic demo.",
+    help="Release JSONL files or per-clip folders, or hf:OWNER/NAME[@REVISION] (fetched into the cache). Default: the bundled synthetic demo.",
     show_default=False,
+    callback=lambda values: resolve_data_option(values),
 )
 
 
@@ -183,22 +184,27 @@ def stats(
 @command(app)
 def fetch(
     source: str = typer.Option("hf", "--source", help="Where to download from: hf (Hugging Face) or github."),
+    revision: Optional[str] = typer.Option(
+        None, "--revision", help="A branch, tag or commit of the source. Default: the pinned one (hf main; github the commit the tests' real lines come from)."
+    ),
+    sha256: Optional[str] = typer.Option(None, "--sha256", help="Refuse a download whose sha256 is not this one (nothing is saved)."),
     cache_dir: Optional[Path] = typer.Option(
-        None, "--cache-dir", help="Where to keep the release. Default: $RESCUE_DATA_DIR or ~/.cache/rescue-bench."
+        None, "--cache-dir", help="Where to keep the release. Default: $RESCUE_DATA_DIR, else $XDG_CACHE_HOME/rescue-bench, else ~/.cache/rescue-bench."
     ),
     url: Optional[str] = typer.Option(None, "--url", help="Download from this URL instead (a mirror)."),
     force: bool = typer.Option(False, "--force", help="Download again even when a valid copy is cached."),
     timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Network timeout in seconds."),
 ) -> None:
-    """Download the public release into the cache, validate it and print its path."""
+    """Download the public release into the cache, validate it, record its sha256 and print its path."""
     from rescue_bench.data.fetch import SOURCES, fetch_release
 
     if url is None and source not in SOURCES:
         raise fail(f"unknown --source {source!r}; choose one of: {', '.join(SOURCES)}")
-    result = fetch_release(source, cache_dir, url, force=force, timeout=timeout)
+    result = fetch_release(source, cache_dir, url, revision=revision, sha256=sha256, force=force, timeout=timeout)
     origin = f"downloaded from {result.url}" if result.downloaded else "cached copy reused (--force to download again)"
+    at = f" (revision {result.revision})" if result.revision else ""
     typer.echo(
-        f"{origin}: {result.clips} clips, {result.rows} rows, {result.warnings} warnings, sha256 {result.sha256}",
+        f"{origin}{at}: {result.clips} clips, {result.rows} rows, {result.warnings} warnings, sha256 {result.sha256}",
         err=True,
     )
     typer.echo(str(result.path))

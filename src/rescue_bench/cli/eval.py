@@ -14,6 +14,7 @@ from rich.table import Table
 from rescue_bench.cli._common import (
     DEFAULT_RUN,
     ENGINE_RUN,
+    LENIENT_HINT,
     RUN_INPUT_ERRORS,
     Bertscore,
     DataOption,
@@ -30,6 +31,8 @@ from rescue_bench.cli._common import (
     fmt_number,
     guard,
     print_dry_run,
+    print_left_out,
+    print_let_through,
     print_usage,
     run_input_error,
     run_options,
@@ -72,31 +75,35 @@ def check_workers(value: str) -> int | Literal["auto"]:
 
 def causes_text(causes: dict[str, int] | None) -> str:
     """The non-zero counts of a summary's ``invalid_causes``, compactly, by the names ``summary.json``
-    gives them, one per line (``no_json 5``, ``unknown_label 2``)."""
-    return "\n".join(f"{cause} {n}" for cause, n in (causes or {}).items() if n) or "-"
+    gives them (``no_json 5, unknown_label 2``)."""
+    return ", ".join(f"{cause} {n}" for cause, n in (causes or {}).items() if n) or "-"
 
 
 def print_summary(summary: EvalSummary, title: str) -> None:
-    """The summary as one small rich table per task: a row per scenario, a column per metric, and why
-    answers were unusable (the invalid answers by cause, and valid answers no judge scored)."""
+    """The summary as one small rich table per task, readable at 80 columns: a row per scenario, a
+    column per metric under its short title (R@1, MacroF1 ...), then as notes (not as number columns)
+    why answers were unusable (the invalid answers by cause, valid answers no judge scored)."""
     from rescue_bench.scoring import HEADLINE
+    from rescue_bench.task_table import metric_title
 
     console.print(f"[bold]{escape(title)}[/bold]")
     for task, per in summary.root.items():
         table = Table(title=task.upper(), title_justify="left", show_edge=False)
         table.add_column("scenario")
-        for col in ("n", "invalid", *HEADLINE[task]):
-            table.add_column(col, justify="right")
-        table.add_column("unusable", overflow="fold")
+        for col in ("n", "invalid", *(metric_title(m) for m in HEADLINE[task])):
+            table.add_column(col, justify="right", no_wrap=True)
         for scenario, entry in per.items():
             table.add_row(
                 scenario,
                 str(entry.n),
                 fmt_number(entry.invalid_rate),
                 *(fmt_number(entry.metric(m)) for m in HEADLINE[task]),
-                escape(causes_text(entry.invalid_causes)),
             )
         console.print(table)
+        unusable = [f"{scenario} {causes_text(entry.invalid_causes)}" for scenario, entry in per.items()
+                    if scenario != "both" and any(entry.invalid_causes.values())]
+        if unusable:
+            console.print(f"  unusable answers: {'; '.join(unusable)}", highlight=False, markup=False)
 
 
 def overflow_lines(report: OverflowReport | None) -> list[str]:
@@ -147,6 +154,7 @@ def eval_command(
     bertscore: bool = Bertscore,
     workers: str = setting(EvalSettings, "workers", "--workers"),
     on_overflow: str = setting(EvalSettings, "on_overflow", "--on-overflow"),
+    lenient: bool = setting(EvalSettings, "lenient", "--lenient"),
     run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
@@ -180,11 +188,15 @@ def eval_command(
             assets=str(assets) if assets else None,
         )
     )
+    from rescue_bench.data.validate import ContentError
+
     try:
         if run.dry_run:
             print_dry_run(estimate_eval(settings), run.price_in, run.price_out)
             return
         result = run_eval(settings, display=run.display, overwrite=run.overwrite)
+    except ContentError as exc:  # clips that load but break a content rule: the way out is --lenient
+        raise ContentError(exc.problems, LENIENT_HINT) from None
     except RUN_INPUT_ERRORS as exc:
         raise run_input_error(exc) from None
     summary, info = result.summary, result.info
@@ -211,5 +223,9 @@ def eval_command(
     console.print(f"Results in {settings.out} (inspect view --log-dir {settings.out}/logs)", highlight=False, markup=False)
     if not data:
         console.print(DEMO_NOTE, highlight=False, markup=False)
+    if info.left_out is not None:
+        print_left_out(info.left_out, f"{Path(settings.out) / 'run.json'} and summary.json")
+    if result.let_through:
+        print_let_through(result.let_through)
     for line in overflow_lines(info.overflow):  # last, where a user looks when the run ends
         typer.echo(line, err=True)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from rescue_bench.cli._common import command, fail, fmt_number, guard, table_console
+from rescue_bench.cli._common import command, fail, fmt_number, guard, resolve_data_option, table_console
 
 if TYPE_CHECKING:  # pragma: no cover
     from rescue_bench.report.runs import Run
@@ -40,8 +40,8 @@ def report_command(
         "one or more; and folders of `rescue agreement score --out` (people's ratings of closed-loop episodes), shown beside the runs they scored.",
     ),
     data: Optional[list[Path]] = typer.Option(
-        None, "--data", "-d",
-        help="Release JSONL or per-clip folder for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
+        None, "--data", "-d", callback=resolve_data_option,
+        help="Release JSONL or per-clip folder (or hf:OWNER/NAME[@REVISION]) for the data figures (repeatable). Default: the data recorded in the first run's run.json.",
     ),
     out: Path = typer.Option(Path("rescue_report"), "--out", "-o", help="Output folder."),
     resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap / permutation resamples (>= 1000 recommended)."),
@@ -117,6 +117,12 @@ class _DefaultScore(TyperGroup):
     # own copy (typer._click) after; no public name covers both, hence Any
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-") and _looks_like_a_file(args[0]):
+            words = [a for a in args if not a.startswith("-")]
+            if len(words) == 1 and Path(args[0]).is_dir():  # a run folder alone: which of the two was meant?
+                ctx.fail(
+                    f"{args[0]} is a run folder: compare human ratings with it by `rescue agreement HUMAN.csv {args[0]}`, "
+                    f"or draw the records to rate by `rescue agreement sample {args[0]} --out sample.csv`"
+                )
             args = ["score", *args]
         return super().parse_args(ctx, args)
 
@@ -142,12 +148,12 @@ def _num(value: float | None, digits: int = 3) -> str:
 @command(agreement_app, "score")
 def score_command(
     human_csv: Path = typer.Argument(
-        ..., show_default=False,
+        ..., metavar="HUMAN_CSV", show_default=False,
         help="Ratings CSV: id, task, human_score (1-5; empty = not rated), optionally rater (Table 12); or pair_id, rater, preferred "
         "(A, B, tie) with the pairs' runs and episodes, as `rescue review export-ratings` writes them (closed-loop runs).",
     ),
     run_dirs: list[Path] = typer.Argument(
-        ..., show_default=False,
+        ..., metavar="RUN_DIR...", show_default=False,
         help="The `rescue eval` folder whose judge scores are compared; or the `rescue sim eval` folders (practice exports too) the pairs came from.",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the statistics as JSON to this file."),
@@ -256,7 +262,7 @@ def _score_pairs(
 @command(agreement_app, "sample")
 def sample_command(
     run_dirs: list[Path] = typer.Argument(
-        ..., show_default=False,
+        ..., metavar="RUN_DIR...", show_default=False,
         help="The `rescue eval` folder with judged ER/VP records; or two or more `rescue sim eval` folders (agents; practice exports too) to draw pairs from.",
     ),
     n: int = typer.Option(100, "--n", min=1, help="Records to sample (split evenly between ER and VP), or pairs to draw."),

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import typer
 
-from rescue_bench.cli._common import command, fail, load_data, setting, table_console
+from rescue_bench.cli._common import command, fail, load_data, resolve_data_option, setting, table_console
 from rescue_bench.sim.options import DEFAULT_SIMULATOR, SimOptions
 
 app = typer.Typer(
@@ -501,7 +501,9 @@ def export_ratings(
 
 @command(app, "import-practice")
 def import_practice(
-    data: Optional[list[Path]] = typer.Argument(None, help="Release file(s) or folder(s). Default: the bundled demo."),
+    data: Optional[list[Path]] = typer.Argument(
+        None, callback=lambda values: resolve_data_option(values), help="Release file(s) or folder(s), or hf:OWNER/NAME[@REVISION]. Default: the bundled demo."
+    ),
     db: Optional[str] = _db_option(),
     horizon: int = setting(SimOptions, "horizon", "--horizon"),
     per_clip: Optional[int] = typer.Option(
@@ -532,7 +534,7 @@ def import_practice(
         f"{done.simulator_line()}; people play them at /practice"
     )
     if done.repaired:
-        typer.echo(f"repaired {done.repaired} start(s) stored with options this version refuses (non-finite or out of range): they take these options' values, and their finished episodes are rescored", err=True)
+        typer.echo(done.repair_line(), err=True)
 
 
 @command(app, "export-practice")
@@ -589,6 +591,27 @@ def _practice_settings(run: Any) -> Any:
 # ------------------------------------------------------------------------------------------------
 # serve
 # ------------------------------------------------------------------------------------------------
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (a port in use, an address this machine does not have),
+    found by binding it as uvicorn will (``SO_REUSEADDR``) and letting go; ``None`` when it can."""
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return (exc.strerror or str(exc)).lower()
+    return None
 
 
 @command(app)
@@ -653,6 +676,9 @@ def serve(
         max_field_chars=max_field_chars or MAX_FIELD_CHARS,
     )
     database.dispose()
+    busy = _cannot_listen(host, port)
+    if busy:
+        raise fail(f"cannot listen on {host}:{port}: {busy} (another server? choose another --port)")
     typer.echo(f"rescue review on http://{host}:{port} (database {database.shown_url}, assets {assets or 'none'}, {workers} worker(s))", err=True)
     common = dict(host=host, port=port, proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips, log_level=log_level, server_header=False)
     if workers == 1:

@@ -26,6 +26,7 @@ from rescue_bench.cli._common import (
     EXIT_CHECK_FAILED,
     ContextOption,
     DataOption,
+    LenientOption,
     ModeOption,
     RepairOption,
     TasksOption,
@@ -34,7 +35,9 @@ from rescue_bench.cli._common import (
     check_tasks,
     command,
     fail,
-    load_data,
+    load_checked_data,
+    print_left_out,
+    print_let_through,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from rescue_bench.data.models import Clip
     from rescue_bench.tasks.build import CountRow
-    from rescue_bench.tasks.instance import Instance
+    from rescue_bench.tasks.instance import Instance, LeftOut
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -108,14 +111,18 @@ def build(
     assets: Optional[Path] = typer.Option(  # noqa: UP007 - typer needs Optional here
         None, "--assets", help="Assets folder of the drafts: warn (with --strict refuse) for drafts older than their manifest."
     ),
+    lenient: LenientOption = False,
 ) -> None:
-    """Build instance sets and compare their sizes with the paper's Table 6."""
+    """Build instance sets and compare their sizes with the paper's Table 6.
+
+    Data with content errors is refused (file, line, clip, row and field); --lenient leaves out the
+    instances whose gold is invalid, names them, and writes them to DIR/left_out.jsonl."""
     from rich.console import Console
 
     from rescue_bench.cli.annotate import warn_stale
     from rescue_bench.tasks.build import instance_counts, is_full_release
 
-    clips, instances = _load_and_build(data, tasks, mode, context, repair_mojibake)
+    clips, instances, left_out = _load_and_build(data, tasks, mode, context, repair_mojibake, lenient)
     if assets is not None:
         if not assets.is_dir():
             raise fail(f"--assets {assets}: no such folder")
@@ -130,6 +137,8 @@ def build(
         path = out / f"{task}.jsonl"
         _write_jsonl(path, (inst.model_dump(mode="json") for inst in items))
         console.print(f"wrote {len(items)} {task.upper()} instances to {path}", highlight=False, soft_wrap=True, markup=False)
+    if lenient:
+        _write_left_out(out, left_out)
 
     rows = instance_counts(instances)
     full = is_full_release(clips)
@@ -161,6 +170,7 @@ def export(
         5, "--folds", help="Number of clip-grouped folds; 'fold' = stable hash of the clip id mod this."
     ),
     repair_mojibake: RepairOption = False,
+    lenient: LenientOption = False,
 ) -> None:
     """Export instances as chat examples (prompt + gold answer in the answer contract), with clip folds.
 
@@ -175,11 +185,13 @@ def export(
         raise fail(f"unknown format {export_format!r}; expected one of {', '.join(FORMATS)}")
     if folds < 2:
         raise fail(f"--folds must be at least 2, got {folds}")
-    _, instances = _load_and_build(data, tasks, mode, context, repair_mojibake)
+    _, instances, left_out = _load_and_build(data, tasks, mode, context, repair_mojibake, lenient)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise fail(f"cannot create {out}: {exc.strerror or exc}") from None
+    if lenient:
+        _write_left_out(out, left_out)
     for task, items in instances.items():
         examples = chat_examples(items, folds=folds)
         path = out / f"{task}.jsonl"
@@ -189,6 +201,13 @@ def export(
             f"wrote {len(examples)} {task.upper()} chat examples to {path} "
             f"(per fold: {' '.join(map(str, per_fold))})"
         )
+
+
+def _write_left_out(out: Path, left_out: dict[str, list[LeftOut]]) -> None:
+    """``--lenient``: ``out/left_out.jsonl`` (every instance left out, with its task) and the console's count."""
+    listing = out / "left_out.jsonl"
+    _write_jsonl(listing, ({"task": item.task, **item.to_json()} for items in left_out.values() for item in items))
+    print_left_out(left_out, str(listing))
 
 
 def _write_jsonl(path: Path, records: Iterable[Any]) -> None:
@@ -203,13 +222,19 @@ def _write_jsonl(path: Path, records: Iterable[Any]) -> None:
 
 
 def _load_and_build(
-    data: Optional[list[Path]], tasks: str, mode: str, context: Optional[int], repair_mojibake: bool  # noqa: UP007
-) -> tuple[list[Clip], dict[str, list[Instance]]]:
-    """Check the shared options, load the clips and build the instances (bad input exits 2)."""
-    from rescue_bench.tasks.build import build_all
+    data: Optional[list[Path]], tasks: str, mode: str, context: Optional[int], repair_mojibake: bool, lenient: bool  # noqa: UP007
+) -> tuple[list[Clip], dict[str, list[Instance]], dict[str, list[LeftOut]]]:
+    """Check the shared options, load the clips held to the data layer's rules and build the
+    instances (bad input exits 2; with ``lenient`` the instances whose gold is invalid are left out
+    and returned apart, and the other errors are let through as warnings)."""
+    from rescue_bench.tasks.build import Built, build_checked
     from rescue_bench.tasks.options import BuildOptions
 
     selected = check_tasks(tasks)
     options = BuildOptions.for_run(check_mode(mode), check_context(context))
-    clips = load_data(data, repair_mojibake)
-    return clips, build_all(clips, selected, options)
+    loaded = load_checked_data(data, repair_mojibake, lenient=lenient)
+    built: dict[str, Built] = {task: build_checked(loaded.clips, task, options) for task in selected}
+    left_out = {task: b.left_out for task, b in built.items()}
+    named = {(item.sample_id, item.row, item.field) for items in left_out.values() for item in items}
+    print_let_through([p for p in loaded.problems if (p.sample_id, p.row_index, p.field) not in named])
+    return loaded.clips, {task: b.instances for task, b in built.items()}, left_out

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,10 +52,13 @@ class Problem:
 
 
 class DataError(RescueError):
-    """Raised by :func:`load_clips` when the input has hard problems; ``problems`` lists them all."""
+    """Raised by :func:`load_clips` when the input has hard problems; ``problems`` lists them all.
 
-    def __init__(self, problems: list[Problem]):
+    ``hint``: the next step, one line a command prints after the problems."""
+
+    def __init__(self, problems: list[Problem], hint: str | None = None):
         self.problems = problems
+        self.hint = hint
         first = str(problems[0]) if problems else "invalid data"
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(first + more)
@@ -391,10 +395,10 @@ def read_path(path: str | Path, *, repair_mojibake: bool = False) -> LoadResult:
     return read_jsonl(path, repair_mojibake=repair_mojibake)
 
 
-def read_paths(paths: Iterable[str | Path], *, repair_mojibake: bool = False) -> LoadResult:
-    """Read several inputs; a sample_id seen twice (in one file or across files) is a hard error."""
+def read_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, repair_mojibake: bool = False) -> LoadResult:
+    """Read one input or several; a sample_id seen twice (in one file or across files) is a hard error."""
     total = LoadResult()
-    for path in paths:
+    for path in input_paths(paths):
         total.extend(read_path(path, repair_mojibake=repair_mojibake))
     seen: dict[str, tuple[str, int | None]] = {}
     unique = LoadResult(problems=total.problems)
@@ -421,16 +425,29 @@ def demo_path() -> Path:
     return Path(str(resources.files("rescue_bench.data").joinpath("demo/demo.jsonl")))
 
 
+def input_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None) -> list[Path]:
+    """One path (a string or a ``Path``) or several, as a list (``None``: the bundled demo): a string
+    is one path, never a sequence of one-character paths."""
+    if paths is None:
+        return [demo_path()]
+    if isinstance(paths, (str, os.PathLike)):
+        return [Path(paths)]
+    if isinstance(paths, (bytes, Mapping)):
+        raise TypeError(f"expected a path or a list of paths, got {type(paths).__name__}")
+    return [Path(p) for p in paths]
+
+
 def load_clips(
-    paths: Iterable[str | Path] | None = None, *, repair_mojibake: bool = False
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None, *, repair_mojibake: bool = False
 ) -> list[Clip]:
     """Load the clips of the release (or of any data in its format).
 
     Parameters
     ----------
     paths
-        JSON Lines files (one clip per line, as ``benchmark_191.jsonl``) or folders of the older
-        per-clip layout, read in order. ``None``: the bundled synthetic demo (:func:`demo_path`).
+        A JSON Lines file (one clip per line, as ``benchmark_191.jsonl``) or a folder of the older
+        per-clip layout, as a string or a ``Path``, or a list of them, read in order. ``None``: the
+        bundled synthetic demo (:func:`demo_path`).
     repair_mojibake
         Undo encoding mix-ups in every string (``â€™`` -> ``’``) before validating.
 
@@ -452,8 +469,7 @@ def load_clips(
     >>> len(clips), clips[0].sample_id, clips[0].scenario, clips[0].clients
     (9, 'demo_couple/c01_dana_and_marcus', 'couple', ['Dana', 'Marcus'])
     """
-    paths = [demo_path()] if paths is None else list(paths)
-    result = read_paths(paths, repair_mojibake=repair_mojibake)
+    result = read_paths(input_paths(paths), repair_mojibake=repair_mojibake)
     if result.errors:
         raise DataError(result.errors)
     return result.clips

@@ -5,17 +5,23 @@ wrong type, missing required field, a row without a speaker, duplicate ``sample_
 file) come from :mod:`rescue_bench.data.load`. This module adds the rules about the content, each a
 :class:`~rescue_bench.data.load.Problem` naming file, line, clip, row and field:
 
-- **errors** (``severity="error"``, ``rescue data validate`` exits 2): an ``end_time`` before its
-  ``start_time``; a ``row_index`` that is not the row's 1-based position, or repeats an earlier one.
-- **quirks** the published release tolerates: an evidence row outside the clip
+- **errors** (``severity="error"``, ``rescue data validate`` exits 2; ``rescue eval`` and ``rescue
+  tasks build`` refuse the data): an ``end_time`` before its ``start_time``; a ``row_index`` that is
+  not the row's 1-based position, or repeats an earlier one; a value outside its closed set or range
+  (a relation pattern, strategy or utterance type that is not a label of the scenario, an intensity
+  that is not a whole number 0-10, a strategy ``provider`` that is not ``Therapist``); a person or
+  target that is not one of the clip's clients, ``Therapist`` or the clip's group label (speakers,
+  targets, emotion persons, viewpoint sources and targets, cue persons, strategy targets).
+- **quirks** the published release has: an evidence row outside the clip
   (``relation_pattern_evidence_rows`` not in 1..rows; the release has ``0``), a group target
-  (``Couple``/``Family``) beside names, an unknown name (a ``primary_speaker`` or ``target`` that is
-  not a participant, ``Therapist`` or the clip's group label; the other scenario's group counts as
-  unknown), and leftover ``draft_problems`` from ``rescue annotate draft``. They are warnings by
-  default and errors with ``strict=True`` (``rescue data validate --strict``): data our own tools
-  write (drafts, review exports) must pass strict.
-- **warnings** whatever the mode: mojibake, labels outside the closed sets (the task builders skip
-  them), intensities outside 0-10, an empty target, a participant that is not a client.
+  (``Couple``/``Family``) beside names, and leftover ``draft_problems`` from ``rescue annotate
+  draft``. They are warnings by default and errors with ``strict=True`` (``rescue data validate
+  --strict``): data our own tools write (drafts, review exports) must pass strict.
+- **warnings** whatever the mode: mojibake, an empty target, a participant that is not a client.
+
+The checks of one value (:func:`label_problem`, :func:`intensity_problem`, :func:`name_problem`,
+:func:`provider_problem`) are public: the task builders use them on the gold they read, so an
+instance is left out for exactly the reasons ``rescue data validate`` gives.
 
 The public API other layers call (the drafting checks, the review app's editor):
 
@@ -30,13 +36,13 @@ Each returns a list of problems; callers split them by ``Problem.severity``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from rescue_bench.data.load import LoadResult, Problem, parse_clip, read_paths, validation_problems
+from rescue_bench.data.load import DataError, LoadResult, Problem, input_paths, parse_clip, read_paths, validation_problems
 from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import (
     GROUP_LABELS,
@@ -92,8 +98,98 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{path}.{key}" if path else str(key))
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# ------------------------------------------------------------------------------------------------
+# the checks of one value: closed sets, ranges and references (used by the row rules and by the
+# task builders on the gold they read)
+# ------------------------------------------------------------------------------------------------
+
+LABEL_SETS: dict[str, Callable[[str], Collection[str]]] = {
+    "relation_cycle_state": lambda scenario: PATTERNS[scenario],
+    "relation_pattern": lambda scenario: PATTERNS[scenario],
+    "strategy_type": lambda scenario: STRATEGIES[scenario],
+    "utterance_type": lambda scenario: UTTERANCE_TYPES,
+}
+"""The closed label set of each label field of a row, for a scenario (SPEC section 2)."""
+_LABEL_NAMES = {
+    "relation_cycle_state": "relation pattern",
+    "relation_pattern": "relation pattern",
+    "strategy_type": "strategy",
+    "utterance_type": "utterance type",
+}
+
+
+def label_problem(value: str | None, field: str, scenario: str) -> str | None:
+    """Why ``value`` of the label field ``field`` (a key of :data:`LABEL_SETS`) is not a label of
+    ``scenario``, or ``None`` when it is one or is empty (an empty label means none was given)."""
+    text = (value or "").strip()
+    if not text or text in LABEL_SETS[field](scenario):
+        return None
+    kind = _LABEL_NAMES[field] if field == "utterance_type" else f"{scenario} {_LABEL_NAMES[field]}"
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"{text!r} is not {article} {kind} (one of {', '.join(LABEL_SETS[field](scenario))})"
+
+
+def intensity_problem(value: Any) -> str | None:
+    """Why an emotion intensity is not a whole number 0-10 (``7.0`` is one, ``6.5`` is not), or
+    ``None`` when it is one or is missing."""
+    lo, hi = INTENSITY_RANGE
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"intensity {value!r} is not a number"
+    if isinstance(value, float) and not value.is_integer():
+        return f"intensity {value!r} is not a whole number {lo}-{hi}"
+    if not lo <= value <= hi:
+        return f"intensity {value!r} is outside {lo}-{hi}"
+    return None
+
+
+def name_problem(name: str | None, clients: Collection[str], scenario: str) -> str | None:
+    """Why ``name`` (a speaker, target or person) is not one of the clip's ``clients``,
+    ``Therapist`` or the scenario's group label, or ``None`` when it is one or is empty."""
+    text = (name or "").strip()
+    group = GROUP_LABELS[scenario]
+    if not text or text in clients or text in (THERAPIST, group):
+        return None
+    if text in GROUP_LABELS.values():
+        return f"{text!r} names the other scenario's group in a {scenario} clip"
+    shown = ", ".join([*clients, THERAPIST, group])
+    return f"{text!r} is not one of the clip's participants ({shown})"
+
+
+def provider_problem(value: str | None) -> str | None:
+    """Why a support strategy's ``provider`` is not the therapist, or ``None`` (empty is allowed)."""
+    text = (value or "").strip()
+    if not text or text == THERAPIST:
+        return None
+    return f"provider {text!r} is not {THERAPIST!r} (a support strategy is the therapist's)"
+
+
+def _row_names(row: Row) -> Iterator[tuple[str, str | None]]:
+    """Every (field path, name) of a row that names a person: speaker, targets, and the persons of
+    every list field."""
+    yield "primary_speaker", row.primary_speaker
+    for i, name in enumerate(row.target or []):
+        yield f"target[{i}]", name
+    for i, strategy in enumerate(row.support_strategy or []):
+        for j, name in enumerate(strategy.target or []):
+            yield f"support_strategy[{i}].target[{j}]", name
+    for i, emotion in enumerate(row.internal_emotion or []):
+        yield f"internal_emotion[{i}].person", emotion.person
+    for i, view in enumerate(row.viewpoints_attitudes or []):
+        yield f"viewpoints_attitudes[{i}].source", view.source
+        yield f"viewpoints_attitudes[{i}].target", view.target
+    for key in ("body_posture", "facial_expressions", "self_directed_behavior"):
+        for i, cue in enumerate(getattr(row, key) or []):
+            yield f"{key}[{i}].person", cue.person
+    for i, act in enumerate(row.interaction_behavior or []):
+        yield f"interaction_behavior[{i}].initiator", act.initiator
+        for j, name in enumerate(act.target or []):
+            yield f"interaction_behavior[{i}].target[{j}]", name
+    for i, talk in enumerate(row.background_dialogue or []):
+        yield f"background_dialogue[{i}].speaker", talk.speaker
+        for j, name in enumerate(talk.target or []):
+            yield f"background_dialogue[{i}].target[{j}]", name
 
 
 def draft_problems_of(row: Row) -> list[Any]:
@@ -131,11 +227,7 @@ def _row_rules(
     def add(fld: str, message: str, severity: Severity = "warning") -> None:
         out.append(Problem(file, message, line, sample_id, row_index, fld, severity=severity))
 
-    pattern_set = PATTERNS[scenario]
-    strategy_set = STRATEGIES[scenario]
     group = GROUP_LABELS[scenario]
-    other_group = next(g for s, g in GROUP_LABELS.items() if s != scenario)
-    known = {*names, THERAPIST, group}
 
     if not row.speaker:
         add("primary_speaker", "row has no primary_speaker (every row needs one)", "error")
@@ -146,43 +238,31 @@ def _row_rules(
     if row.start_time is not None and row.end_time is not None and row.end_time < row.start_time:
         add("end_time", f"end_time {row.end_time} is before start_time {row.start_time}", "error")
 
-    for name in ("relation_cycle_state", "relation_pattern"):
-        value = (getattr(row, name) or "").strip()
-        if value and value not in pattern_set:
-            add(name, f"{value!r} is not a {scenario} relation pattern")
+    for name in ("relation_cycle_state", "relation_pattern", "utterance_type"):
+        why = label_problem(getattr(row, name), name, scenario)
+        if why:
+            add(name, why, "error")
     for i, item in enumerate(row.support_strategy or []):
-        value = (item.strategy_type or "").strip()
-        if value and value not in strategy_set:
-            add(f"support_strategy[{i}].strategy_type", f"{value!r} is not a {scenario} strategy")
-    utype = (row.utterance_type or "").strip()
-    if utype and utype not in UTTERANCE_TYPES:
-        add("utterance_type", f"{utype!r} is not an utterance type")
-
-    lo, hi = INTENSITY_RANGE
+        why = label_problem(item.strategy_type, "strategy_type", scenario)
+        if why:
+            add(f"support_strategy[{i}].strategy_type", why, "error")
+        why = provider_problem(item.provider)
+        if why:
+            add(f"support_strategy[{i}].provider", why, "error")
     for i, emo in enumerate(row.internal_emotion or []):
-        value = emo.intensity
-        if value is None:
-            continue
-        if not _is_int(value):
-            add(f"internal_emotion[{i}].intensity", f"intensity {value!r} is not an integer")
-        elif not lo <= value <= hi:
-            add(f"internal_emotion[{i}].intensity", f"intensity {value} is outside {lo}-{hi}")
+        why = intensity_problem(emo.intensity)
+        if why:
+            add(f"internal_emotion[{i}].intensity", why, "error")
+    for fld, person in _row_names(row):
+        why = name_problem(person, names, scenario)
+        if why:
+            add(fld, why, "error")
 
     targets = row.targets
     if not targets:
         add("target", "empty target")
     if len(targets) > 1 and group in targets:
         add("target", f"group target {group!r} should stand alone (got {targets})", quirk)
-    mentioned = [row.speaker, *targets]
-    for item in row.support_strategy or []:
-        mentioned.extend(t.strip() for t in item.target or [] if t and t.strip())
-    if other_group in mentioned:
-        add("target", f"{other_group!r} names the other scenario's group in a {scenario} clip", quirk)
-    if row.speaker and row.speaker != other_group and row.speaker not in known:
-        add("primary_speaker", f"speaker {row.speaker!r} is not a participant, {THERAPIST!r} or {group!r}", quirk)
-    for i, name in enumerate(targets):
-        if name != other_group and name not in known:
-            add(f"target[{i}]", f"target {name!r} is not a participant, {THERAPIST!r} or {group!r}", quirk)
 
     bad_evidence = [
         n for n in row.relation_pattern_evidence_rows or [] if n < 1 or (n_rows is not None and n > n_rows)
@@ -218,9 +298,9 @@ def clip_findings(clip: Clip, file: str, line: int | None = None, *, strict: boo
     """Every content finding of one loaded clip: its participants, then each row in order.
 
     Errors (``severity="error"``): reversed times, a ``row_index`` off its position or repeated, a
-    row without a speaker. Quirks (evidence rows outside the clip, a group target beside names,
-    unknown speakers or targets, leftover ``draft_problems``) are warnings, or errors when
-    ``strict``. The rest are warnings. ``file`` and ``line`` are only used to name the place.
+    row without a speaker, a label, intensity or provider outside its closed set or range, a name
+    that is not the clip's. Quirks (evidence rows outside the clip, a group target beside names,
+    leftover ``draft_problems``) are warnings, or errors when ``strict``. The rest are warnings. ``file`` and ``line`` are only used to name the place.
     """
     out: list[Problem] = []
     for i, name in enumerate(clip.participants or []):
@@ -303,7 +383,7 @@ def validate_paths(
 
     The clips that loaded are in the result too, so a caller can validate and use the data in one pass.
     """
-    result = read_paths(paths, repair_mojibake=repair_mojibake)
+    result = read_paths(input_paths(paths), repair_mojibake=repair_mojibake)
     for clip, (file, line) in zip(result.clips, result.locations):
         result.problems.extend(clip_findings(clip, file, line, strict=strict))
     return result
@@ -323,3 +403,33 @@ def draft_problem_counts(clips: Iterable[Clip]) -> tuple[int, int]:
 def count_rows(clips: Iterable[Clip]) -> int:
     """Total number of rows in ``clips``."""
     return sum(len(c.rows) for c in clips)
+
+
+class ContentError(DataError):
+    """Clips that load but break a content rule (:func:`load_checked`): a label outside its closed
+    set, an intensity off 0-10, an unknown name ... (``problems`` names each)."""
+
+
+def load_checked(
+    paths: str | Path | Iterable[str | Path] | None = None, *, repair_mojibake: bool = False, lenient: bool = False
+) -> LoadResult:
+    """Load clips for a command that evaluates or builds instances (``rescue eval``, ``rescue tasks``).
+
+    Hard errors (what stops a clip from loading) always raise :class:`~rescue_bench.data.load.DataError`.
+    The content errors of :func:`clip_findings` (a label outside its closed set, an intensity off
+    0-10, an unknown name, reversed times ...) raise it too, each naming file, line, clip, row and
+    field, unless ``lenient``: then they are the result's problems (warnings stay out), and the task
+    builders leave out the instances whose gold is invalid, naming each
+    (:func:`rescue_bench.tasks.build_checked`). ``None``: the bundled demo.
+    """
+    result = read_paths(input_paths(paths), repair_mojibake=repair_mojibake)
+    if result.errors:
+        raise DataError(result.errors)
+    content = [
+        p for clip, (file, line) in zip(result.clips, result.locations)
+        for p in clip_findings(clip, file, line) if p.severity == "error"
+    ]
+    if content and not lenient:
+        raise ContentError(content)
+    result.problems = content
+    return result

@@ -145,6 +145,8 @@ def evaluate(plan: RunPlan, *, display: str = "full", shard: tuple[int, int] | N
             on_overflow=settings.on_overflow,
             channel=channel,
             sample=sample,
+            bertscore=settings.bertscore,
+            bertscore_model=settings.bertscore_model,
             **task_args(settings),
         )
         for t, chosen in parts

@@ -32,6 +32,7 @@ from rescue_bench.labels import TASKS
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import EvalRunInfo, RecordedSettings, Usage, merge_usage
 from rescue_bench.scoring import ResultRecord
+from rescue_bench.task_table import rule
 
 SCORER = "rescue_scorer"
 """The name of the tasks' scorer in a log (the scorer function's name)."""
@@ -98,7 +99,7 @@ class LoggedRun:
         """What ``run.json`` would say of the run: model, judge, the task parameters, the first log's
         start and the token usage summed over the logs."""
         first = self.logs[0]
-        rubrics = {log.vp_rubric for log in self.logs if log.task == "vp"}
+        rubrics = {log.vp_rubric for log in self.logs if rule(log.task).authors_rubric}
         rubric = {"vp_rubric": rubrics.pop()} if rubrics else {}
         settings = RecordedSettings.model_validate({"data": first.data, "mode": first.mode, "context": first.context, **rubric})
         return EvalRunInfo(

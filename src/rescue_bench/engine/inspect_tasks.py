@@ -20,12 +20,15 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, Value, mean, m
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
-from rescue_bench.data.load import load_clips
+from rescue_bench.data.fetch import resolve_data
+from rescue_bench.data.validate import load_checked
 from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
 from rescue_bench.engine.channel import RunChannel, call_error, call_slot
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.engine.overflow import OnOverflow, error_overflow, fit, output_overflow
-from rescue_bench.labels import TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
+from rescue_bench.engine.providers import prerequisite_error
+from rescue_bench.errors import RescueError
+from rescue_bench.labels import CUE_MODES, TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
 from rescue_bench.prompts import render
 from rescue_bench.records import InvalidCause, ResultRow
 from rescue_bench.scoring import base_record, with_authors_judge, with_judge
@@ -88,61 +91,59 @@ def judge_failure(record: ResultRow, exc: BaseException, authors: bool = False) 
 
 
 PANEL_METRIC: dict[str, str] = {task: rule(task).headline_metric for task in TASKS}
-"""The paper's headline of each task, as ``summary.json`` names it: what inspect_ai's panels and
-``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
-NOT_JUDGED = "not_judged"
-"""A judge-score panel's count of records without a judge score (no ``--judge``, a failed judge
-call); the mean is then left out, not shown as 0."""
+"""The paper's headline of each task, as ``summary.json`` names it: the first metric inspect_ai's
+panels and ``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
 
 
-def _panel(task: str, name: str) -> Metric:
-    """The metric ``name`` of ``task`` over the records the scorer made, computed as ``summary.json`` does."""
-    from rescue_bench.scoring import task_metrics
+def _fill_bertscore(records: list[ResultRow], backbone: str | None) -> None:
+    """BERTScore F1 of the valid ER/VP records that have none yet, in one batch, written into the
+    records (so ``rescue eval`` does not compute them again); nothing when the extra is missing."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+    from rescue_bench.scoring import bertscore_pairs
+
+    todo = [(r, pair) for r in records if r.get("bertscore") is None and (pair := bertscore_pairs(r)) is not None]
+    if not todo:
+        return
+    try:
+        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone or default_backbone())
+    except BertScoreUnavailable:
+        return
+    for (record, _), value in zip(todo, scores):
+        record["bertscore"] = value
+
+
+COUNTS = frozenset({"n", "n_invalid"})
+"""Counts of the summary, not metrics: inspect_ai shows the sample count itself, and a count among
+the metrics (``94.000``) reads like a score."""
+
+
+@metric(name="summary")
+def summary_metrics(task: str = "itp", bertscore: bool = False, backbone: str | None = None) -> Metric:
+    """Every metric ``summary.json`` gives ``task`` over all its instances (couple and family pooled),
+    computed from the records the scorer made exactly as the summary is: the headline metrics in the
+    table's order, then the task's other metrics (Recall@1 of RPP, counts), then the share of invalid
+    answers (counts are not metrics: :data:`COUNTS`). ``bertscore``: also BERTScore F1 of ER/VP (batch, written into the records; needs the
+    extra). A value nobody computed (a judge mean without a judge) is left out, never shown as 0."""
+    from rescue_bench.scoring import HEADLINE, task_metrics
 
     def compute(scores: list[SampleScore]) -> Value:
         records = [s.score.metadata["record"] for s in scores if s.score.metadata and "record" in s.score.metadata]
-        value = task_metrics(task, records).get(name) if records else None
-        # inspect_ai leaves out an entry whose value is None: a mean nobody judged is not shown as 0
-        shown: dict[str, Any] = {name: None if value is None else float(value)}
-        if name == "judge":
-            unjudged = sum(1 for r in records if r.get("judge_score") is None)
-            if unjudged:
-                shown[NOT_JUDGED] = float(unjudged)
-        return shown
+        if not records:
+            return {}
+        if bertscore and rule(task).judged:
+            _fill_bertscore(records, backbone)
+        values = task_metrics(task, records)
+        shown = {m: values.get(m) for m in (*HEADLINE[task], *(k for k in values if k not in HEADLINE[task] and k not in COUNTS))}
+        shown["invalid_rate"] = sum(not r["valid"] for r in records) / len(records)
+        # inspect_ai shows each entry as a metric; an empty one is left out, not 0
+        return {name: float(value) for name, value in shown.items() if value is not None}
 
     return compute
 
 
-@metric(name="f1")
-def f1_panel(task: str = "itp") -> Metric:
-    """ITP's F1 (the positive label ``yes``), as in ``summary.json``."""
-    return _panel(task, "f1")
-
-
-@metric(name="accuracy")
-def accuracy_panel(task: str = "rpp") -> Metric:
-    """RPP's accuracy, as in ``summary.json``."""
-    return _panel(task, "accuracy")
-
-
-@metric(name="recall_at_1")
-def recall_at_1_panel(task: str = "stp") -> Metric:
-    """STP/SSP's Recall@1, as in ``summary.json``."""
-    return _panel(task, "recall_at_1")
-
-
-@metric(name="judge")
-def judge_panel(task: str = "er") -> Metric:
-    """ER/VP's mean judge score (1-5), with :data:`NOT_JUDGED` when some record has none."""
-    return _panel(task, "judge")
-
-
-PANELS = {"f1": f1_panel, "accuracy": accuracy_panel, "recall_at_1": recall_at_1_panel, "judge": judge_panel}
-
-
-def panel_metrics(task: str) -> list[Metric | dict[str, list[Metric]]]:
-    """The metrics inspect_ai shows for ``task``'s samples (:data:`PANEL_METRIC`)."""
-    return [PANELS[PANEL_METRIC[task]](task=task)]
+def panel_metrics(task: str, *, bertscore: bool = False, backbone: str | None = None) -> list[Metric | dict[str, list[Metric]]]:
+    """The metrics inspect_ai shows and logs for ``task``'s samples: :func:`summary_metrics`."""
+    return [summary_metrics(task=task, bertscore=bertscore, backbone=backbone)]
 
 
 @scorer(metrics=[mean()])
@@ -279,6 +280,8 @@ def rescue_task(
     channel: RunChannel | None = None,
     sample: Callable[[Instance], Sample] | None = None,
     on_overflow: OnOverflow = "wrong",
+    bertscore: bool = True,
+    bertscore_model: str | None = None,
 ) -> Task:
     """An inspect task for ``task_name``: samples of ``evaluate`` (default: all of ``instances``).
 
@@ -289,7 +292,8 @@ def rescue_task(
     ``instances`` is the task's whole instance set, the pool the offline baselines cross-validate
     over: a run that evaluates only some instances (``--limit``, one worker's shard) gets the same
     baseline answers for them as a run over all. ``on_overflow``: what a prompt longer than the
-    model's context window becomes (:func:`answer`).
+    model's context window becomes (:func:`answer`). ``bertscore``: the log's metrics include ER/VP's
+    BERTScore (``bertscore_model``: its backbone; default the bundled one).
     """
     chosen = list(instances if evaluate is None else evaluate)
     pool = BaselinePool(instances)
@@ -298,19 +302,27 @@ def rescue_task(
         solver=answer(cache=cache, pool=pool, channel=channel, on_overflow=on_overflow, sample=sample),
         scorer=rescue_scorer(pool, vp_rubric=vp_rubric, attempt_timeout=attempt_timeout, channel=channel, seed=seed),
         config=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens),
-        metrics=panel_metrics(task_name),  # the paper's headline in inspect_ai's panels, not a plain mean
+        metrics=panel_metrics(task_name, bertscore=bertscore, backbone=bertscore_model),  # summary.json's metrics, not a plain mean
         name=f"rescue_{task_name}",
         metadata={"rescue_task": task_name, "mode": mode, "context": context, "vp_rubric": vp_rubric},
     )
 
 
 def _task_from_data(task_name: TaskName, data: str | None, mode: CueMode, context: int | None, vp_rubric: Rubric = "default") -> Task:
-    """The ``inspect eval`` route: load ``data`` (the bundled demo when ``None``) and build the task."""
-    clips = load_clips([data] if data else None)
-    options = BuildOptions.for_run(mode, context)
-    return rescue_task(
-        task_name, build_instances(clips, task_name, options), mode=mode, context=context, vp_rubric=vp_rubric
-    )
+    """The ``inspect eval`` route: load ``data`` (the bundled demo when ``None``), held to the data
+    layer's rules as ``rescue eval`` holds it, and build the task. Bad data or options are inspect_ai's
+    prerequisite error: ``inspect eval`` prints its one line (the first problem, naming file, line,
+    clip, row and field, and how many more), never a traceback."""
+    try:
+        if mode not in CUE_MODES:
+            raise ValueError(f"unknown mode {mode!r} (-T mode=...); expected one of {', '.join(CUE_MODES)}")
+        if context is not None and (isinstance(context, bool) or not isinstance(context, int) or context < -1):
+            raise ValueError(f"-T context must be -1 (all previous rows) or a number >= 0, got {context!r}")
+        clips = load_checked(resolve_data(data) if data else None).clips
+        instances = build_instances(clips, task_name, BuildOptions.for_run(mode, context))
+    except (RescueError, ValueError) as exc:
+        raise prerequisite_error(f"error: rescue_bench/{task_name}: {' '.join(str(exc).removeprefix('error: ').split())}") from None
+    return rescue_task(task_name, instances, mode=mode, context=context, vp_rubric=vp_rubric)
 
 
 @task

@@ -22,6 +22,7 @@ from rescue_bench.engine.runfolder import RunStart, RunStatus, counts, failure_l
 from rescue_bench.engine.runfolder import versions as versions  # rescue review export-practice records them too
 from rescue_bench.engine.settings import JUDGE_TEMPERATURE, EvalSettings, Evaluated, RunSettings
 from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
+from rescue_bench.labels import POOLED
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import (
     BertscoreUse,
@@ -33,7 +34,7 @@ from rescue_bench.runinfo import (
     VideoReport,
     WorkersChoice,
 )
-from rescue_bench.summary import EvalSummary, summary_json
+from rescue_bench.summary import EvalSummary, LeftOutRecord, summary_json
 
 
 def judge_fingerprint() -> str:
@@ -52,6 +53,8 @@ def add_bertscore(records: list[ResultRow], backbone: str | None) -> str | None:
     todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
     if not todo:
         return None
+    if all(r.get("bertscore") is not None for r, _ in todo):  # the log's metric computed them already
+        return backbone or default_backbone()
     try:
         backbone = backbone or default_backbone()
         scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone)
@@ -80,12 +83,13 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_json(path, obj)
 
 
-def write_results(folder: Path, records: list[ResultRow]) -> EvalSummary:
+def write_results(folder: Path, records: list[ResultRow], left_out: Mapping[str, Sequence[LeftOutRecord]] | None = None) -> EvalSummary:
     """``folder/results/<task>.jsonl`` and ``folder/summary.json`` of task records; returns the summary.
 
     The records are put in one canonical order (task, clip, row) first, and the summary is computed
     from them exactly as they are written, so anyone recomputing it from ``results/`` gets the same
-    floats (with any number of workers).
+    floats (with any number of workers). ``left_out``: per task, the instances ``--lenient`` left
+    out, named in each scenario's entry.
     """
     from rescue_bench.scoring import summarize
 
@@ -96,7 +100,12 @@ def write_results(folder: Path, records: list[ResultRow]) -> EvalSummary:
         by_task.setdefault(record["task"], []).append(record)
     for name, rows in by_task.items():
         write_jsonl(folder / "results" / f"{name}.jsonl", rows)
-    summary = EvalSummary.model_validate(summarize(records))
+    computed = summarize(records)
+    if left_out is not None:  # --lenient: each entry names the instances it left out
+        for task, per in computed.items():
+            for scenario, entry in per.items():
+                entry["left_out"] = [r.model_dump() for r in left_out.get(task, ()) if scenario in (POOLED, r.scenario)]
+    summary = EvalSummary.model_validate(computed)
     write_json(folder / "summary.json", summary_json(summary))
     return summary
 
@@ -160,13 +169,15 @@ def write_outputs(
     workers: int = 1,
     choice: WorkersChoice | None = None,
     video: VideoReport | None = None,
+    left_out: Mapping[str, Sequence[LeftOutRecord]] | None = None,
 ) -> RunResult[EvalRunInfo, EvalSummary]:
     """BERTScore, then ``results/``, ``summary.json`` and ``run.json``; returns the summary and the run info.
 
     ``start``: the run's claim on its folder (its settings, and the ``run.json`` it resumes);
     ``workers``: the processes that made calls; ``choice``: how that number was chosen
     (``run.workers_choice``), recorded as ``workers_choice``; ``video``: the video mode's clip report
-    (``run.json``'s ``video``). A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed`
+    (``run.json``'s ``video``); ``left_out``: per task, the instances ``--lenient`` left out (``run.json``'s
+    ``left_out``, and each summary entry's). A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed`
     once ``results/`` and ``run.json`` are written (no ``summary.json``).
     """
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
@@ -182,7 +193,7 @@ def write_outputs(
     if outcome.status == "failed":
         summary = write_failed_results(out, records)
     else:
-        summary = write_results(out, records)
+        summary = write_results(out, records, left_out)
     options = BuildOptions.for_run(settings.mode, settings.context)
     before = start.previous
     info = finish_run(
@@ -205,6 +216,7 @@ def write_outputs(
         log_statuses=evaluated.statuses,
         overflow=overflow,
         **({"video": video} if video is not None else {}),
+        **({"left_out": {task: list(items) for task, items in left_out.items()}} if left_out is not None else {}),
     )
     return RunResult(summary, info)
 

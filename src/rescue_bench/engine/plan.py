@@ -10,14 +10,15 @@ worker takes its static shard of it), and the output's counts. No inspect_ai her
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rescue_bench.engine.settings import EvalSettings, WorkerPlan, available_cpus, plan_workers
-from rescue_bench.tasks.instance import Instance
+from rescue_bench.tasks.instance import Instance, LeftOut
 from rescue_bench.tasks.options import BuildOptions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.data.load import Problem
     from rescue_bench.engine.video_mode import VideoPlan
     from rescue_bench.labels import TaskName
 
@@ -56,6 +57,11 @@ class RunPlan:
     video: VideoPlan | None
     """The video mode's clips and the instances without them (``None`` outside the video mode)."""
     workers: WorkerPlan
+    left_out: dict[str, tuple[LeftOut, ...]] = field(default_factory=dict)
+    """``--lenient``: per task of ``--tasks`` (empty too), the would-be instances left out because
+    their gold is outside its closed set or range."""
+    let_through: tuple[Problem, ...] = ()
+    """``--lenient``: the data's content errors that no left-out instance accounts for (warned about)."""
 
     @property
     def total(self) -> int:
@@ -85,25 +91,30 @@ def worker_plan(settings: EvalSettings, instances: int) -> WorkerPlan:
 def plan_run(settings: EvalSettings) -> RunPlan:
     """Plan ``settings``: load, build, limit, check the video mode, choose the workers; no call is made.
 
-    Raises :class:`rescue_bench.data.DataError` for bad data and
+    Raises :class:`rescue_bench.data.DataError` for bad data (content errors too, unless
+    ``settings.lenient``: then the instances whose gold is invalid are left out, named) and
     :class:`~rescue_bench.engine.video_mode.VideoModeError` when the video mode cannot run (checked
     before the data is read when the model or the assets folder is the cause).
     """
-    from rescue_bench.data.load import load_clips
+    from rescue_bench.data.validate import load_checked
     from rescue_bench.engine.video_mode import plan_video, video_assets
-    from rescue_bench.tasks import build_instances
+    from rescue_bench.tasks import build_checked
 
     assets = video_assets(settings)
-    clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
+    loaded = load_checked(settings.data, repair_mojibake=settings.repair_mojibake, lenient=settings.lenient)
+    clips = loaded.clips
     options = BuildOptions.for_run(settings.mode, settings.context)
-    built = [(name, build_instances(clips, name, options)) for name in settings.tasks]
-    limited_sets = [(name, instances, limited(instances, settings.limit)) for name, instances in built]
+    built = [(name, build_checked(clips, name, options)) for name in settings.tasks]
+    limited_sets = [(name, b, limited(b.instances, settings.limit)) for name, b in built]
     video = plan_video(assets, [chosen for _, _, chosen in limited_sets]) if assets is not None else None
     tasks = []
-    for name, instances, chosen in limited_sets:
+    for name, b, chosen in limited_sets:
         if video is not None:  # instances with a missing clip are listed (missing_clips.jsonl), not run
             chosen = video.complete(chosen)
         if chosen:
-            tasks.append(TaskPlan(name, tuple(instances), tuple(chosen)))
+            tasks.append(TaskPlan(name, tuple(b.instances), tuple(chosen)))
+    named = {(item.sample_id, item.row, item.field) for _, b in built for item in b.left_out}
+    let_through = tuple(p for p in loaded.problems if (p.sample_id, p.row_index, p.field) not in named)
     total = sum(len(t.chosen) for t in tasks)
-    return RunPlan(settings, len(clips), options, tuple(tasks), video, worker_plan(settings, total))
+    left_out: dict[str, tuple[LeftOut, ...]] = {name: tuple(b.left_out) for name, b in built}
+    return RunPlan(settings, len(clips), options, tuple(tasks), video, worker_plan(settings, total), left_out, let_through)

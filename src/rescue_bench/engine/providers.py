@@ -7,6 +7,7 @@ inspect_ai is loaded.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,6 +107,21 @@ def is_prerequisite_error(exc: BaseException) -> bool:
     """inspect_ai's error for a provider that cannot be set up (a missing API key, a missing package),
     known by its class name: inspect_ai exports no public name for it."""
     return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
+
+
+def prerequisite_error(message: str) -> Exception:
+    """inspect_ai's own prerequisite error carrying ``message``: what ``inspect eval`` prints as that
+    one line, with no traceback, when a task cannot be made (bad data, a missing file).
+
+    inspect_ai exports no public name for the class; it is taken from the module of the public
+    :class:`inspect_ai.log.EvalError`, its neighbour. Should that ever fail, a plain ``RuntimeError``
+    carries the message (with a traceback, but the same words)."""
+    from inspect_ai.log import EvalError
+
+    cls = getattr(sys.modules.get(EvalError.__module__), "PrerequisiteError", None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls(message)
+    return RuntimeError(message)
 
 
 @contextmanager

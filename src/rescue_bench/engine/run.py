@@ -26,6 +26,7 @@ shards (:mod:`rescue_bench.engine.pool`): ``--workers auto``, the default, is on
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rescue_bench.engine.dryrun import DryRun, eval_estimate
 from rescue_bench.engine.outputs import write_outputs
@@ -34,7 +35,10 @@ from rescue_bench.engine.runfolder import start_run
 from rescue_bench.engine.settings import EvalSettings, RunInterrupted, WorkerPlan
 from rescue_bench.gcpolicy import fewer_gc_passes
 from rescue_bench.runinfo import EvalRunInfo, RunResult, WorkersChoice
-from rescue_bench.summary import EvalSummary
+from rescue_bench.summary import EvalSummary, LeftOutRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rescue_bench.engine.plan import RunPlan
 
 
 def drop_stale_logs(out: Path, kept: list[str]) -> None:
@@ -77,10 +81,17 @@ def run_eval(settings: EvalSettings, *, display: str = "full", overwrite: bool =
                 raise RunInterrupted() from exc
             write_missing(settings.out, plan.video)
             drop_stale_logs(Path(settings.out), evaluated.logs)
-            return write_outputs(
+            result = write_outputs(
                 start, evaluated, clips=plan.clips, workers=plan.workers.workers, choice=workers_choice(plan.workers),
                 video=plan.video.report() if plan.video else None,
+                left_out=left_out_records(plan) if settings.lenient else None,
             )
+            return RunResult(result.summary, result.info, plan.let_through)
+
+
+def left_out_records(plan: RunPlan) -> dict[str, list[LeftOutRecord]]:
+    """Per task of the run, the instances ``--lenient`` left out, as ``run.json`` and ``summary.json`` name them."""
+    return {task: [LeftOutRecord.model_validate(item.to_json()) for item in items] for task, items in plan.left_out.items()}
 
 
 def workers_choice(plan: WorkerPlan) -> WorkersChoice:

@@ -157,6 +157,10 @@ def clear_folder(out: Path) -> None:
             target.unlink()
 
 
+FOLDER_OPTION: dict[str, str] = {"draft": "--run-dir"}
+"""The option that names a run's folder, by kind (``--out`` for the others): what a refusal points to."""
+
+
 def claim_folder(out: Path, identity: RunIdentity, *, overwrite: bool) -> RunInfo | None:
     """Make ``out`` this run's folder; returns the previous ``run.json`` of the same run (a resume), else ``None``.
 
@@ -178,7 +182,8 @@ def claim_folder(out: Path, identity: RunIdentity, *, overwrite: bool) -> RunInf
         what = "output of a run it cannot identify (no run.json with the run's identity)"
     else:
         what = "a different run: " + "; ".join(claimed.identity.differences(identity)[:4])
-    raise FolderTaken(f"{out} holds {what}; choose another folder (--out, --run-dir), or pass --overwrite to replace it")
+    option = FOLDER_OPTION.get(str(identity.kind), "--out")
+    raise FolderTaken(f"{out} holds {what}; choose another folder ({option} DIR), or pass --overwrite to replace it")
 
 
 def counts(records: Sequence[Mapping[str, Any]], unanswered: dict[str, str]) -> dict[str, int]:

@@ -160,6 +160,14 @@ class EvalSettings(RunSettings):
             "(the run fails). Counted in run.json and the tables either way."
         ),
     )
+    lenient: bool = Field(
+        default=False,
+        description=(
+            "Evaluate data with content errors: leave out the instances whose gold is outside its closed set or range "
+            "(counted and named per task in the console, run.json and summary.json) and let the other errors through. "
+            "Default: refuse the data, naming file, line, clip, row and field."
+        ),
+    )
 
 
 class AgentSettings(RunSettings):

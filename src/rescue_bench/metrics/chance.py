@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rescue_bench.labels import BINARY_TASKS, RANKED_TASKS
 from rescue_bench.metrics.ranking import MRR_CUTOFF
 
 __all__ = ["chance_levels"]
@@ -49,11 +50,11 @@ def chance_levels(task: str, records: Sequence[Mapping[str, Any]]) -> dict[str, 
     out: dict[str, float | None] = dict.fromkeys(keys)
     if not records:
         return out
-    if task == "itp":
+    if task in BINARY_TASKS:
         p = sum(r.get("gold") == "yes" for r in records) / len(records)
         out.update(precision=p, recall=0.5, f1=2 * p / (1 + 2 * p), accuracy=0.5, balanced_accuracy=0.5,
                    f1_always_yes=2 * p / (1 + p), f1_always_no=0.0)
-    elif task in ("rpp", "stp", "ssp"):
+    elif task in RANKED_TASKS:
         sizes = [len(r.get("candidates") or []) for r in records]
         if all(n > 0 for n in sizes):
             levels = _ranking_chance(sizes)

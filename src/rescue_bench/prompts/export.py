@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from typing import Any, TypedDict
 
 from rescue_bench.contract import answer_object
+from rescue_bench.labels import RANKED_TASKS
 from rescue_bench.prompts.render import ChatMessage, render
 from rescue_bench.tasks.instance import Instance
 
@@ -56,7 +57,7 @@ def gold_answer(instance: Instance) -> dict[str, Any]:
     """The gold of ``instance`` as the answer object its task's contract asks for."""
     task, gold = instance.task, instance.gold
     # a ranking task's gold is one label: the answer ranks it first and alone (see the module doc)
-    return answer_object(task, [gold] if task in ("rpp", "stp", "ssp") else gold)
+    return answer_object(task, [gold] if task in RANKED_TASKS else gold)
 
 
 def gold_answer_text(instance: Instance) -> str:

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any, TypedDict
 
 from rescue_bench.contract import FORMATS, JUDGE_SCALE, TARGET_SCALE, VIEWPOINT_SCALE, judge_format
-from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, STRATEGIES, TASK_NAMES, TaskName
+from rescue_bench.labels import BOUNDARY_RULES, GROUP_LABELS, PATTERNS, RANKED_TASKS, STRATEGIES, TASK_NAMES, TaskName
 from rescue_bench.tasks.instance import Instance, ModelInput, RowView
 
 ANSWER_CONTRACT: dict[str, str] = {name: answer_format.example for name, answer_format in FORMATS.items()}
@@ -19,6 +19,13 @@ SETTING = {
     "family": "a family-therapy session with several family members and a therapist",
 }
 """The session each scenario's prompts describe (the tasks' and the support agent's)."""
+
+_CHOICES: dict[str, str] = {"rpp": "Labels", "stp": "Candidates", "ssp": "Strategies"}
+"""How the user message names the candidates a ranking task chooses from."""
+_SYSTEM_NOTE: dict[str, str] = {
+    "stp": "Targets are the clients' names, or '{group}' when the turn addresses all clients together. The therapist is never a target.",
+}
+"""A task's own rule in its system message (``{group}``: the scenario's group label)."""
 
 _QUESTION = {
     "itp": (
@@ -84,14 +91,11 @@ def system_prompt(task: TaskName, scenario: str, mode: str) -> str:
     parts.append(definitions("Relation patterns between the clients", PATTERNS[scenario]))
     parts.append(definitions("Therapist support strategies", STRATEGIES[scenario]))
     parts.append("Boundary rules:\n" + "\n".join(f"- {rule}" for rule in BOUNDARY_RULES))
-    if task == "stp":
-        parts.append(
-            f"Targets are the clients' names, or '{GROUP_LABELS[scenario]}' when the turn addresses all clients "
-            "together. The therapist is never a target."
-        )
+    if task in _SYSTEM_NOTE:
+        parts.append(_SYSTEM_NOTE[task].format(group=GROUP_LABELS[scenario]))
     parts.append(
         "Answer with JSON only, no other text, in exactly this form:\n" + ANSWER_CONTRACT[task]
-        + ("\nUse labels exactly as listed." if task in ("rpp", "stp", "ssp") else "")
+        + ("\nUse labels exactly as listed." if task in RANKED_TASKS else "")
     )
     return "\n\n".join(parts)
 
@@ -189,12 +193,8 @@ def render_input(seen: ModelInput) -> Prompt:
         parts.append(render_row(seen.current, marker=" CURRENT"))
     question = _QUESTION[task].format(client=seen.client, target=seen.support_target)
     parts.append("Question: " + question)
-    if task == "rpp":
-        parts.append("Labels: " + ", ".join(seen.candidates))
-    elif task == "stp":
-        parts.append("Candidates: " + ", ".join(seen.candidates))
-    elif task == "ssp":
-        parts.append("Strategies: " + ", ".join(seen.candidates))
+    if task in _CHOICES:
+        parts.append(f"{_CHOICES[task]}: " + ", ".join(seen.candidates))
     elif task == "vp":
         others = [p for p in seen.participants if p != seen.client]
         parts.append("Other participants: " + (", ".join(others) or "(none)") + ", Therapist")

@@ -6,7 +6,7 @@ row, whole values: a list field such as ``internal_emotion`` is one value). A fi
 annotator copies hold the same value is *agreed* and taken as is; a field on which they differ is a
 *dispute*: the admin takes one annotator's value, the draft, or types a value. The final row is saved
 with the version check of every other save (a stale adjudication is refused with 409) and marked
-reviewed, which is what export reads first (:func:`rescue_bench.review.store.export_value`).
+reviewed, which is what export reads first (:func:`rescue_bench.review.store.export_choice`).
 """
 
 from __future__ import annotations

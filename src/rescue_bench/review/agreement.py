@@ -11,6 +11,10 @@ an independent segment (an unreviewed row is still the draft, not a human judgem
 - emotion intensity, interval level: per client named in ``internal_emotion`` (their first item
   with an integer intensity 0-10, as ER takes it); a rater without such an item for that client
   gives no rating.
+
+A rating outside its field's domain (a label the scenario does not have, an intensity that is not a
+whole number 0-10: the review save refuses both, an older database may hold them) is left out of
+the unit, and counted and named in the measure's ``left_out`` and notes, never dropped silently.
 - free text: emotion descriptions (per client) and viewpoints (per source and target), compared
   between every two annotators who both wrote one: exact-match share (case and spacing ignored) and
   BERTScore F1 on the project's backbone (:mod:`rescue_bench.bertscore`; skipped with a note when the
@@ -42,6 +46,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from rescue_bench.data.models import Row
+from rescue_bench.data.validate import intensity_problem, label_problem
 from rescue_bench.labels import SCENARIOS, group_label
 from rescue_bench.metrics.agreement import Level, Unit, reliability
 from rescue_bench.metrics.bootstrap import bootstrap_ci
@@ -91,13 +96,42 @@ def _names(values: Any) -> str:
     return " + ".join(names) if names else NONE
 
 
+LABEL_FIELD = {"relation_cycle_state": "relation_cycle_state", "relation_pattern": "relation_pattern",
+               "utterance_type": "utterance_type", "strategy": "strategy_type"}
+"""The release field whose closed label set each label measure's values come from."""
+
+
+def invalid_values(model: Row, scenario: str) -> dict[str, dict[str, str]]:
+    """One copy's ratings outside their field's domain, as measure -> {unit key: why} (a label the
+    scenario does not have, an intensity that is not a whole number 0-10)."""
+    raw = {"relation_cycle_state": model.relation_cycle_state, "relation_pattern": model.relation_pattern,
+           "utterance_type": model.utterance_type, "strategy": strategy_type(model)}
+    out: dict[str, dict[str, str]] = {}
+    for measure, field in LABEL_FIELD.items():
+        why = label_problem(raw[measure], field, scenario)
+        if why:
+            out.setdefault(measure, {})[""] = why.split(" (one of ")[0]
+    for item in model.internal_emotion or []:
+        person = (item.person or "").strip()
+        why = intensity_problem(item.intensity) if person else None
+        if why:
+            out.setdefault("intensity", {}).setdefault(person, why)
+    return out
+
+
 def measure_values(model: Row, scenario: str) -> dict[str, dict[str, Hashable]]:
-    """One copy's row as measure -> {unit key within the row: value} (see :data:`MEASURES`)."""
+    """One copy's row as measure -> {unit key within the row: value} (see :data:`MEASURES`); a value
+    outside its domain (:func:`invalid_values`) is no rating."""
+    bad = invalid_values(model, scenario)
+
+    def label(measure: str, value: str | None) -> dict[str, Hashable]:
+        return {} if "" in bad.get(measure, {}) else {"": _label(value)}
+
     out: dict[str, dict[str, Hashable]] = {
-        "relation_cycle_state": {"": _label(model.relation_cycle_state)},
-        "relation_pattern": {"": _label(model.relation_pattern)},
-        "utterance_type": {"": _label(model.utterance_type)},
-        "strategy": {"": strategy_type(model) or NONE},
+        "relation_cycle_state": label("relation_cycle_state", model.relation_cycle_state),
+        "relation_pattern": label("relation_pattern", model.relation_pattern),
+        "utterance_type": label("utterance_type", model.utterance_type),
+        "strategy": label("strategy", strategy_type(model) or NONE),
         "support_target": {"": resolve_target(model, group_label(scenario)) or NONE},
         "target": {"": _names(model.target)},
         "intensity": {},
@@ -135,6 +169,22 @@ class RatedRow:
     def values(self) -> dict[str, dict[str, dict[str, Hashable]]]:
         """annotator -> :func:`measure_values` of their row (worked out once per row)."""
         return {who: measure_values(row, self.scenario) for who, row in self.copies.items()}
+
+    @cached_property
+    def invalid(self) -> dict[str, dict[str, dict[str, str]]]:
+        """annotator -> :func:`invalid_values` of their row."""
+        return {who: invalid_values(row, self.scenario) for who, row in self.copies.items()}
+
+
+def left_out(measure: Measure, rows: Iterable[RatedRow]) -> list[str]:
+    """The ratings of ``measure`` left out because they are outside the field's domain, one phrase
+    each (``"seg row 4 Dana: ann's intensity 6.5 is not a whole number 0-10"``), in row order."""
+    out = []
+    for r in rows:
+        for who, per in sorted(r.invalid.items()):
+            for key, why in per.get(measure.name, {}).items():
+                out.append(f"{r.segment} row {r.position}{f' {key}' if key else ''}: {who}'s {why}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -289,6 +339,8 @@ class FieldAgreement(BaseModel):
     fleiss_ci: list[Number] | None
     notes: list[str]
     disagreements: int
+    left_out: int = 0
+    """Ratings left out because they are outside the field's domain (each named in ``notes``)."""
 
 
 class TextAgreement(BaseModel):
@@ -376,8 +428,15 @@ def agreement_report(
         for scope, scoped in _scopes(compared):
             level: Level = "nominal" if measure.kind == "nominal" else "interval"
             result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
+            dropped = left_out(measure, scoped)
+            if dropped:
+                shown = "; ".join(dropped[:3]) + (f"; and {len(dropped) - 3} more" if len(dropped) > 3 else "")
+                result.notes.append(f"{len(dropped)} rating(s) left out, outside the field's domain: {shown}")
             report.fields.append(
-                FieldAgreement(field=measure.name, label=measure.label, scope=scope, **result.to_json(), disagreements=len(disagreements(measure, scoped)))
+                FieldAgreement(
+                    field=measure.name, label=measure.label, scope=scope, **result.to_json(),
+                    disagreements=len(disagreements(measure, scoped)), left_out=len(dropped),
+                )
             )
     for scope, scoped in _scopes(list(reviews)):
         for name, (n, changed) in change_counts(scoped).items():
@@ -497,6 +556,8 @@ __all__ = [
     "collect",
     "database_report",
     "disagreements",
+    "invalid_values",
+    "left_out",
     "measure_values",
     "normalise_text",
     "state_of",

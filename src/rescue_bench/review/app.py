@@ -49,9 +49,13 @@ DOCS_CSP = CSP.replace("script-src 'self'", "script-src 'self' 'unsafe-inline'")
 """The OpenAPI page's HTML (FastAPI's) starts Swagger UI from an inline script."""
 
 
-def _same_origin(origin: str, host: str | None) -> bool:
+def _same_origin(origin: str, host: str | None, scheme: str) -> bool:
+    """Whether an ``Origin`` header names this server as the request reached it: the same scheme
+    (``http`` vs ``https``: a plain-HTTP page of the same host is another origin) and the same host and
+    port. ``scheme`` is the request's (behind a trusted proxy, its ``X-Forwarded-Proto``)."""
     try:
-        return bool(host) and urlsplit(origin).netloc.lower() == (host or "").lower()
+        parts = urlsplit(origin)
+        return bool(host) and parts.scheme.lower() == scheme.lower() and parts.netloc.lower() == (host or "").lower()
     except ValueError:
         return False
 
@@ -104,7 +108,7 @@ class GuardMiddleware:
         if scope["method"] not in SAFE_METHODS:
             origin = request.headers.get("origin")
             problem = None
-            if origin and not _same_origin(origin, request.headers.get("host")):
+            if origin and not _same_origin(origin, request.headers.get("host"), request.url.scheme):
                 problem = "cross-origin request refused"
             elif path in CSRF_EXEMPT:
                 if not is_json_type(request.headers.get("content-type", "")):

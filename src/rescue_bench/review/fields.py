@@ -229,17 +229,6 @@ def readable(key: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def role_of(speaker: str | None) -> str:
-    """The speaker role a row's fields are scoped by: ``therapist``, ``client`` (a named participant),
-    ``group`` (``Couple`` / ``Family``) or ``""`` when the speaker is not set."""
-    name = (speaker or "").strip()
-    if not name:
-        return ""
-    if name == labels.THERAPIST:
-        return "therapist"
-    return "client" if labels.is_client(name) else "group"
-
-
 def compact(value: Any) -> str:
     """A one-line rendering of a field value for the draft and conflict boxes (text, not HTML)."""
     if value is None:

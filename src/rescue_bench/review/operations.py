@@ -242,10 +242,18 @@ def finished_practice(db: Database, user: str | None, simulator: str | None = No
         return practice.finished_records(session, user, simulator)
 
 
+def _no_link_below(out: Path, dest: Path) -> None:
+    """Refuse ``dest`` when a folder between ``out`` and it is a symbolic link (the export would be
+    written wherever the link points)."""
+    for parent in list(dest.relative_to(out).parents)[:-1]:
+        if (out / parent).is_symlink():
+            raise Invalid(f"cannot write {out / parent}: it is a symbolic link; export into a folder of its own", "out")
+
+
 def plan_practice_export(db: Database, out: Path, user: str | None, simulator: str | None = None) -> list[practice.PracticeRun]:
     """Each person's finished episodes as the run the export writes (``out``, or ``out/<name>`` for
     several people), checked before anything is written: episodes to export, one simulator and
-    objective per person, no file where a folder goes."""
+    objective per person, no file where a folder goes, no symbolic link where a person's folder goes."""
     by_user = finished_practice(db, user, simulator)
     if not by_user:
         raise Invalid(f"no finished practice episode{f' of {user}' if user else ''}{f' against {simulator}' if simulator else ''} in this database", "user")
@@ -253,14 +261,18 @@ def plan_practice_export(db: Database, out: Path, user: str | None, simulator: s
     taken = next((f for f in [out, *(r.folder for r in runs)] if f.exists() and not f.is_dir()), None)
     if taken is not None:
         raise Invalid(f"cannot write {taken}: a file is where its folder goes", "out")
+    linked = next((r.folder for r in runs if r.folder != out and r.folder.is_symlink()), None)
+    if linked is not None:  # OUT/<user> pointing elsewhere (/etc, as root) is never followed
+        raise Invalid(f"cannot write {linked}: it is a symbolic link; export into a folder of its own", "out")
     return runs
 
 
 def export_practice(db: Database, out: Path, runs: Sequence[practice.PracticeRun]) -> None:
     """Write each planned run's results and summary and audit them, all or nothing: every run is
-    written into a staging folder inside ``out`` first, then every destination folder is made, then
-    the audit entries are committed, and only then are the files moved into place (``run.json`` is
-    the run lifecycle's, around this)."""
+    written into a staging folder inside ``out`` first, then every destination is checked (no
+    symbolic link on its way) and every destination folder is made, then the audit entries are
+    committed, and only then are the files moved into place (``run.json`` is the run lifecycle's,
+    around this)."""
     import os
     import tempfile
 
@@ -269,6 +281,9 @@ def export_practice(db: Database, out: Path, runs: Sequence[practice.PracticeRun
         with tempfile.TemporaryDirectory(prefix=".export-practice-", dir=out) as staging:
             for run in runs:
                 practice.write_results(Path(staging) / run.username, run)
+            for run in runs:  # checked before anything is audited or moved
+                for file in (Path(staging) / run.username).rglob("*"):
+                    _no_link_below(out, run.folder / file.relative_to(Path(staging) / run.username))
             for run in runs:
                 run.folder.mkdir(parents=True, exist_ok=True)
             with database_errors(), db.write() as session:

@@ -310,15 +310,38 @@ def stored_options(row: PracticeStart) -> SimOptions:
     return options
 
 
-def repair_start(session: Session, row: PracticeStart, options: SimOptions) -> int:
-    """Replace the refused fields of a start's stored options with those of ``options`` (the rest
-    is kept, so its episodes replay as they were played) and rescore its finished episodes under
-    them. Returns how many episodes were rescored; 0 and nothing changed for valid options."""
+@dataclass(frozen=True)
+class Repair:
+    """What :func:`repair_start` changed in one start: the refused option fields that took the
+    import's values, the stored keys this version does not know (dropped), the episodes rescored."""
+
+    replaced: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    rescored: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.replaced or self.dropped)
+
+
+def repair_start(session: Session, row: PracticeStart, options: SimOptions) -> Repair:
+    """Replace the refused fields of a start's stored options with those of ``options`` and drop the
+    stored keys this version does not know (the rest is kept, so its episodes replay as they were
+    played), then rescore its finished episodes under them. Nothing changes for valid options."""
     found, fields, _ = _problem(row.options)
     if found is not None:
-        return 0
-    stored = json.loads(row.options) if row.options.strip().startswith("{") else {}
-    fixed = SimOptions.model_validate({**stored, **{f: getattr(options, f) for f in fields}} if fields else options.model_dump())
+        return Repair()
+    try:
+        stored = json.loads(row.options)
+    except ValueError:  # not even JSON: every field takes the import's value
+        stored = None
+    if not isinstance(stored, dict):
+        stored, fields = {}, list(SimOptions.model_fields)
+    known = set(SimOptions.model_fields)
+    dropped = tuple(sorted(k for k in stored if k not in known))
+    replaced = tuple(sorted(f for f in set(fields) if f in known))
+    kept = {k: v for k, v in stored.items() if k in known and k not in replaced}
+    fixed = SimOptions.model_validate({**kept, **{f: getattr(options, f) for f in replaced}})
     row.options = fixed.model_dump_json()
     start = EpisodeStart.model_validate_json(row.start)
     rescored = 0
@@ -328,7 +351,7 @@ def repair_start(session: Session, row: PracticeStart, options: SimOptions) -> i
         after = replay(start, fixed, agent_name(username), stored_actions(episode.actions), simulator_of(session, episode.simulator, episode.model_sha256))
         episode.record = json.dumps(after.record(), ensure_ascii=False)
         rescored += 1
-    return rescored
+    return Repair(replaced, dropped, rescored)
 
 
 DEFAULT_MODEL_NAME = "default"
@@ -366,6 +389,26 @@ class Imported:
     repaired: int
     simulator: str
     model_sha256: str | None
+    rescored: int = 0
+    """Finished episodes of the repaired starts, rescored under their repaired options."""
+    repaired_fields: tuple[str, ...] = ()
+    """The option fields that took the import's values, in any repaired start."""
+    dropped_keys: tuple[str, ...] = ()
+    """Stored option keys this version does not know, dropped from the repaired starts."""
+
+    def repair_line(self) -> str:
+        """What the import repaired, in one line (empty when nothing)."""
+        if not self.repaired:
+            return ""
+        parts = []
+        if self.repaired_fields:
+            parts.append(f"{', '.join(self.repaired_fields)} took this import's values")
+        if self.dropped_keys:
+            parts.append(f"unknown key(s) {', '.join(self.dropped_keys)} dropped")
+        return (
+            f"repaired {self.repaired} start(s) stored with options this version refuses ({'; '.join(parts)}); "
+            f"{self.rescored} finished episode(s) rescored"
+        )
 
     def simulator_line(self) -> str:
         if self.simulator == SCRIPTED:
@@ -386,11 +429,16 @@ def import_starts(
         raise Invalid("practice episodes use state mode 'none'", "state")
     sha = catalogue_model(session, simulator, model)
     have = {row.key: row for row in session.scalars(select(PracticeStart))}
-    added = skipped = switched = repaired = 0
+    added = skipped = switched = repaired = rescored = 0
+    fields: set[str] = set()
+    dropped: set[str] = set()
     for row in session.scalars(select(PracticeStart).order_by(PracticeStart.id)):
-        if _problem(row.options)[0] is None:
-            repair_start(session, row, options)
+        done = repair_start(session, row, options)
+        if done.changed:
             repaired += 1
+            rescored += done.rescored
+            fields.update(done.replaced)
+            dropped.update(done.dropped)
     for clip in clips:
         for start in episode_starts(clip, options)[0]:
             if start.id in have:
@@ -407,7 +455,7 @@ def import_starts(
             have[start.id] = row
             session.add(row)
             added += 1
-    return Imported(added, skipped, switched, repaired, simulator, sha)
+    return Imported(added, skipped, switched, repaired, simulator, sha, rescored, tuple(sorted(fields)), tuple(sorted(dropped)))
 
 
 def _simulator_summary(session: Session, name: str, sha: str | None) -> SimulatorSummary:

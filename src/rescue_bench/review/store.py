@@ -1,7 +1,7 @@
 """Import release-format clips as segments to review, and export the reviewed release.
 
 Import keeps each clip exactly as ``rescue_bench.data`` loaded it (``Clip.to_json()``, unknown keys
-included) as the draft. Export writes each row's value by one precedence (:func:`export_value`: the
+included) as the draft. Export writes each row's value by one precedence (:func:`export_choice`: the
 adjudicated or reviewed final value, else a single annotator's, else the draft) through
 ``Clip.to_json()`` again, so export -> import -> export is byte-identical.
 """
@@ -151,14 +151,18 @@ class Unfinished(ReviewError):
         self.sample_ids = list(sample_ids)
 
 
-def export_value(
+RowKind = Literal["submitted", "adjudicated", "awaiting", "saved", "draft"]
+
+
+def export_choice(
     draft_json: str,
     final: tuple[str | None, bool],
-    annotators: Sequence[tuple[str | None, bool]] = (),
+    annotators: Sequence[tuple[str | None, bool]],
     *,
-    include_saved: bool = False,
-) -> str:
-    """Which value of a row export writes: the one place the precedence lives.
+    include_saved: bool,
+    independent: bool = False,
+) -> tuple[str, RowKind]:
+    """Which value of a row export writes, and what the row counts as: the one place the precedence lives.
 
     1. The final copy's value where it is reviewed: adjudicated (independent mode) or reviewed by
        the assignees (shared mode).
@@ -168,27 +172,12 @@ def export_value(
        single annotator copy.
     4. Else the draft.
 
-    Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the draft.
-    """
-    return _export_choice(draft_json, final, annotators, include_saved=include_saved)[0]
-
-
-RowKind = Literal["submitted", "adjudicated", "awaiting", "saved", "draft"]
-
-
-def _export_choice(
-    draft_json: str,
-    final: tuple[str | None, bool],
-    annotators: Sequence[tuple[str | None, bool]],
-    *,
-    include_saved: bool,
-    independent: bool = False,
-) -> tuple[str, RowKind]:
-    """:func:`export_value` and what the row counts as: ``adjudicated`` (the final copy of an
-    independent segment, reviewed), ``submitted`` (reviewed by its annotator: the shared copy, or
-    the single annotator's copy), ``awaiting`` (reviewed by an annotator of an independent segment
-    with two or more, not adjudicated: written as the draft), ``saved`` (an edit saved but not
-    reviewed; written only with ``include_saved``) or ``draft`` (nobody reviewed it)."""
+    Each copy is ``(value_json, reviewed)``; a reviewed copy whose value is ``None`` confirmed the
+    draft. The row counts as ``adjudicated`` (the final copy of an independent segment, reviewed),
+    ``submitted`` (reviewed by its annotator: the shared copy, or the single annotator's copy),
+    ``awaiting`` (reviewed by an annotator of an independent segment with two or more, not
+    adjudicated: written as the draft), ``saved`` (an edit saved but not reviewed; written only with
+    ``include_saved``) or ``draft`` (nobody reviewed it)."""
     value, reviewed = final
     if reviewed:
         return (value if value is not None else draft_json), "adjudicated" if independent else "submitted"
@@ -219,9 +208,15 @@ class ExportCounts:
     """Rows nobody reviewed or edited: the draft."""
     discarded: int = 0
     """Discarded segments (left out unless ``include_discarded``)."""
+    discarded_rows: int = 0
+    """Rows of the written segments an annotator flagged discarded (written as counted above: the
+    release format has no place for a flag, and a row cannot leave its clip)."""
+    skipped_rows: int = 0
+    """Rows of the written segments an annotator flagged skipped (left for later), written likewise."""
     awaiting_segments: list[str] = field(default_factory=list)
     """The sample ids of the segments awaiting adjudication."""
     include_saved: bool = False
+    include_discarded: bool = False
 
     def summary(self) -> str:
         awaiting = f" ({len(self.awaiting_segments)} segment(s), marked: {', '.join(self.awaiting_segments)})" if self.awaiting_segments else ""
@@ -229,7 +224,8 @@ class ExportCounts:
         return (
             f"{self.clips} clip(s): {self.submitted} row(s) submitted, {self.adjudicated} adjudicated, "
             f"{self.awaiting} awaiting adjudication{awaiting}, {self.draft} draft-only; "
-            f"{self.saved} saved but not reviewed ({saved}); {self.discarded} discarded segment(s)"
+            f"{self.saved} saved but not reviewed ({saved}); {self.discarded} discarded segment(s) {'written' if self.include_discarded else 'left out'}; "
+            f"{self.discarded_rows} discarded and {self.skipped_rows} skipped row(s) written as above"
         )
 
 
@@ -254,10 +250,14 @@ def export_clips(
 ) -> list[Clip]:
     """The reviewed release as clips, in import order (discarded segments left out unless asked).
 
-    Each row's value follows :func:`export_value`. ``annotator``: one annotator's version instead
+    Each row's value follows :func:`export_choice`. ``annotator``: one annotator's version instead
     (their own copy, or the shared copy of a segment assigned to them in shared mode; human value
     where they reviewed, draft otherwise); segments they have no copy of are left out. ``counts``
     is filled in.
+
+    Nothing outside its domain leaves: a stored value the data layer's rules refuse (a label the
+    scenario does not have, an intensity off 0-10, a name the clip does not have: an older database
+    may hold one) is refused with :class:`Invalid` naming it.
 
     Nothing unfinished leaves as done: a segment awaiting adjudication (an independent segment with
     two or more annotators, a row of which an annotator reviewed and nobody adjudicated) is refused
@@ -266,6 +266,7 @@ def export_clips(
     """
     counts = counts if counts is not None else ExportCounts()
     counts.include_saved = include_saved
+    counts.include_discarded = include_discarded
     counts.discarded = int(session.scalar(select(func.count(Segment.id)).where(Segment.status == "discarded")) or 0)
     query = select(Segment).order_by(Segment.position)
     if not include_discarded:
@@ -278,27 +279,35 @@ def export_clips(
         if not main:
             continue
         rows = session.execute(
-            select(SegmentRow.segment_id, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed)
+            select(SegmentRow.segment_id, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json, RowValue.reviewed, RowValue.flag)
             .join(RowValue, RowValue.row_id == SegmentRow.id)
             .where(RowValue.copy_id.in_(list(main.values())))
             .order_by(SegmentRow.segment_id, SegmentRow.position)
         ).all()
         theirs: dict[tuple[int, int], list[tuple[str | None, bool]]] = {}
+        flags: dict[tuple[int, int], set[str]] = {}
         annotator_copies = [c for copies in extra.values() for c in copies]
         if annotator_copies:
-            for segment_id, position, value_json, reviewed in session.execute(
-                select(SegmentRow.segment_id, SegmentRow.position, RowValue.value_json, RowValue.reviewed)
+            for segment_id, position, value_json, reviewed, flag in session.execute(
+                select(SegmentRow.segment_id, SegmentRow.position, RowValue.value_json, RowValue.reviewed, RowValue.flag)
                 .join(RowValue, RowValue.row_id == SegmentRow.id)
                 .where(RowValue.copy_id.in_(annotator_copies))
                 .order_by(RowValue.copy_id)
             ):
                 theirs.setdefault((segment_id, position), []).append((value_json, reviewed))
+                if flag:
+                    flags.setdefault((segment_id, position), set()).add(flag)
         independent = {s.id for s in chunk if s.review_mode == "independent"} if annotator is None else set()
         by_segment: dict[int, list[dict]] = {}
         awaiting: set[int] = set()
-        for segment_id, position, draft_json, value_json, reviewed in rows:
+        for segment_id, position, draft_json, value_json, reviewed, flag in rows:
+            flagged = flags.get((segment_id, position), set()) | ({flag} if flag else set())
+            if "discarded" in flagged:
+                counts.discarded_rows += 1
+            elif "skipped" in flagged:
+                counts.skipped_rows += 1
             copies = theirs.get((segment_id, position), [])
-            value, kind = _export_choice(draft_json, (value_json, reviewed), copies, include_saved=include_saved, independent=segment_id in independent)
+            value, kind = export_choice(draft_json, (value_json, reviewed), copies, include_saved=include_saved, independent=segment_id in independent)
             setattr(counts, kind, getattr(counts, kind) + 1)
             if kind == "awaiting":
                 awaiting.add(segment_id)
@@ -312,6 +321,14 @@ def export_clips(
                 out.append(Clip.model_validate({**segment.header, **mark, "rows": by_segment.get(segment.id, [])}))
     if counts.awaiting_segments and not mark_unadjudicated:
         raise Unfinished(counts.awaiting_segments)
+    outside = import_problems(out, file_name="<export>", strict=False)
+    if outside:  # saved before the app checked values against their domain: never written
+        first = str(outside[0]).removeprefix("error: <export>, ")
+        more = f" (+{len(outside) - 1} more)" if len(outside) > 1 else ""
+        raise Invalid(
+            f"{len(outside)} stored value(s) outside their field's domain would be exported: {first}{more}; "
+            "correct them in the row editor, then export again", outside[0].field,
+        )
     return out
 
 

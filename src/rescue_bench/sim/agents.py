@@ -167,11 +167,6 @@ def reference_move(
     raise ValueError(f"unknown reference agent {name!r}")
 
 
-def replayed_answer(answers: dict[str, str], step: str) -> str | None:
-    """The baseline chain's answer at the start point, replayed (``None`` when it has none)."""
-    return answers.get(step)
-
-
 def agent_kind(model: str) -> tuple[str, str | None]:
     """``("reference", name)``, ``("baseline", method)`` or ``("model", None)`` for an agent name."""
     if is_baseline(model):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rescue_bench.data.models import Clip
+from rescue_bench.errors import RescueError
 from rescue_bench.labels import SCENARIOS, TASKS, TaskName
 from rescue_bench.reference import FULL_RELEASE_CLIPS, table6
 from rescue_bench.tasks.er import build_er
-from rescue_bench.tasks.instance import Instance, shared_row_views
+from rescue_bench.tasks.instance import Instance, LeftOut, shared_row_views
 from rescue_bench.tasks.itp import build_itp
 from rescue_bench.tasks.options import BuildOptions
 from rescue_bench.tasks.rpp import build_rpp
@@ -17,7 +19,9 @@ from rescue_bench.tasks.ssp import build_ssp
 from rescue_bench.tasks.stp import build_stp
 from rescue_bench.tasks.vp import build_vp
 
-Builder = Callable[[Clip, BuildOptions], list[Instance]]
+Builder = Callable[[Clip, BuildOptions, "list[LeftOut] | None"], list[Instance]]
+"""``(clip, options, left_out) -> instances``; a would-be instance whose gold is outside its closed set
+or range is appended to ``left_out`` (when given) instead."""
 
 BUILDERS: dict[TaskName, Builder] = {
     "itp": build_itp,
@@ -29,10 +33,24 @@ BUILDERS: dict[TaskName, Builder] = {
 }
 
 
-def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
-    """Task names from ``"itp,rpp"`` or a list (``None`` or ``"all"`` = all six), in canonical order.
+class UnknownTask(RescueError, ValueError):
+    """A task name that is none of the six (the message names them)."""
 
-    Raises ``ValueError`` naming the unknown task.
+
+def task_name(task: str) -> TaskName:
+    """``task`` as one of the six names, in any case (``"ITP"`` -> ``"itp"``); :class:`UnknownTask`
+    naming the six otherwise."""
+    name = task.strip().lower() if isinstance(task, str) else task
+    if name not in BUILDERS:
+        raise UnknownTask(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+    return name
+
+
+def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
+    """Task names from ``"itp,rpp"`` or a list (``None`` or ``"all"`` = all six), in canonical order,
+    in any case.
+
+    Raises :class:`UnknownTask` (a ``ValueError``) naming the unknown task.
     """
     if spec is None:
         return list(TASKS)
@@ -41,11 +59,40 @@ def parse_tasks(spec: str | Iterable[str] | None) -> list[TaskName]:
         return list(TASKS)
     unknown = [n for n in names if n not in BUILDERS]
     if unknown:
-        raise ValueError(f"unknown task {unknown[0]!r}; expected some of {', '.join(TASKS)}")
+        raise UnknownTask(f"unknown task {unknown[0]!r}; expected some of {', '.join(TASKS)}")
     return [t for t in TASKS if t in names]
 
 
-def build_instances(clips: Sequence[Clip], task: TaskName, options: BuildOptions | None = None) -> list[Instance]:
+class LeftOutError(RescueError, ValueError):
+    """Instances whose gold is outside its closed set or range: ``problems`` names every one (task,
+    clip, row, field), one line each. ``rescue data validate`` names them with file and line."""
+
+    def __init__(self, left_out: Sequence[LeftOut]):
+        self.problems = list(left_out)
+        more = f" (+{len(left_out) - 1} more)" if len(left_out) > 1 else ""
+        super().__init__(f"{left_out[0]}{more}")
+
+
+class Built(NamedTuple):
+    """A task's instances, and the would-be instances left out because their gold is invalid."""
+
+    instances: list[Instance]
+    left_out: list[LeftOut]
+
+
+def build_checked(clips: Sequence[Clip], task: str, options: BuildOptions | None = None) -> Built:
+    """:func:`build_instances`, keeping the instances whose gold is outside its closed set or range
+    apart, named (:class:`~rescue_bench.tasks.instance.LeftOut`), instead of refusing them."""
+    name = task_name(task)
+    options = options or BuildOptions()
+    builder = BUILDERS[name]
+    left_out: list[LeftOut] = []
+    with shared_row_views():
+        instances = [inst for clip in clips for inst in builder(clip, options, left_out)]
+    return Built(instances, left_out)
+
+
+def build_instances(clips: Sequence[Clip], task: str, options: BuildOptions | None = None) -> list[Instance]:
     """All instances of ``task`` over ``clips``: the benchmark's decisions, with their gold.
 
     Parameters
@@ -53,7 +100,7 @@ def build_instances(clips: Sequence[Clip], task: TaskName, options: BuildOptions
     clips
         The clips (:func:`rescue_bench.data.load.load_clips`).
     task
-        ``itp``, ``rpp``, ``stp``, ``ssp``, ``er`` or ``vp``.
+        ``itp``, ``rpp``, ``stp``, ``ssp``, ``er`` or ``vp``, in any case.
     options
         Cue mode, context window and the other construction knobs; the default reproduces the paper
         (SPEC sections 3-4).
@@ -63,6 +110,15 @@ def build_instances(clips: Sequence[Clip], task: TaskName, options: BuildOptions
     list of Instance
         Clip by clip in input order, rows in order. Each has a stable neutral ``id`` (the key of an
         answer), the ``gold``, the ``candidates`` offered and what the model may see.
+
+    Raises
+    ------
+    LeftOutError
+        A gold outside its closed set or range (a relation pattern or strategy the scenario does not
+        have, an intensity that is not a whole number 0-10): nothing is dropped silently; each
+        instance is named. :func:`build_checked` returns them apart instead.
+    UnknownTask
+        ``task`` is none of the six.
 
     Examples
     --------
@@ -74,10 +130,10 @@ def build_instances(clips: Sequence[Clip], task: TaskName, options: BuildOptions
     >>> len(audio[0].context), audio[0].context[-1].tone
     (5, 'flat, barely audible')
     """
-    options = options or BuildOptions()
-    builder = BUILDERS[task]
-    with shared_row_views():
-        return [inst for clip in clips for inst in builder(clip, options)]
+    built = build_checked(clips, task, options)
+    if built.left_out:
+        raise LeftOutError(built.left_out)
+    return built.instances
 
 
 def build_all(

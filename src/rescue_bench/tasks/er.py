@@ -5,7 +5,9 @@ the speaker with a description and an integer intensity 0-10 (the first such ite
 a position after ``ceil(er_skip_ratio * T)`` (at most ``T - 1`` rows skipped). At most
 ``er_max_per_clip`` per clip, picked evenly. The model sees the previous rows and the current row.
 
-"Integer" is judged by value: ``7`` and ``7.0`` qualify, ``7.5``, ``"7"`` and booleans do not.
+"Integer" is judged by value: ``7`` and ``7.0`` qualify, ``7.5``, ``"7"`` and booleans do not. A row
+that qualifies but whose speaker's described emotion has an intensity that is not a whole number 0-10
+(and no other that is) is a :class:`~rescue_bench.tasks.instance.LeftOut`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import math
 
 from rescue_bench.data.models import Clip, Emotion, Row
-from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly, project_row, word_count
+from rescue_bench.data.validate import intensity_problem
+from rescue_bench.tasks.instance import Instance, LeftOut, make_instance, pick_evenly, project_row, word_count
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -37,12 +40,24 @@ def speaker_emotion(row: Row) -> Emotion | None:
     return None
 
 
+def _intensity_out_of_range(row: Row) -> tuple[str, str] | None:
+    """(field, reason) of the first described emotion of the row's speaker whose intensity is given
+    but is not a whole number 0-10, or ``None``."""
+    for j, item in enumerate(row.internal_emotion or []):
+        if (item.person or "").strip() != row.speaker or not (item.emotion_description or "").strip():
+            continue
+        why = intensity_problem(item.intensity)
+        if why:
+            return f"internal_emotion[{j}].intensity", why
+    return None
+
+
 def skipped_rows(n_rows: int, ratio: float) -> int:
     """How many leading rows ER skips: ``ceil(ratio * T)``, at most ``T - 1``."""
     return max(0, min(math.ceil(ratio * n_rows), n_rows - 1))
 
 
-def build_er(clip: Clip, options: BuildOptions) -> list[Instance]:
+def build_er(clip: Clip, options: BuildOptions, left_out: list[LeftOut] | None = None) -> list[Instance]:
     n_rows = len(clip.rows)
     skip = skipped_rows(n_rows, options.er_skip_ratio)
     eligible = []
@@ -52,6 +67,8 @@ def build_er(clip: Clip, options: BuildOptions) -> list[Instance]:
         item = speaker_emotion(row)
         if item is not None:
             eligible.append((i, item))
+        elif left_out is not None and (bad := _intensity_out_of_range(row)) is not None:
+            left_out.append(LeftOut("er", clip.sample_id, clip.scenario, i + 1, *bad))
     window = options.window("er")
     return [
         make_instance(

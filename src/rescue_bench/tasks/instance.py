@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,6 +72,34 @@ def instance_id(task: str, sample_id: str, row: int) -> str:
     """A stable, neutral id: a hash of task, clip and row, so nothing in it hints at the answer."""
     digest = hashlib.sha256(f"{task}\x1f{sample_id}\x1f{row}".encode()).hexdigest()[:12]
     return f"{task}-{digest}"
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A would-be instance whose gold is outside its closed set or range (SPEC section 3 builds no
+    instance of it): named, so it is never dropped silently. ``field`` is the row's field at fault
+    (``relation_cycle_state``, ``support_strategy[0].strategy_type``, ``internal_emotion[1].intensity``)
+    and ``reason`` the data layer's words (:mod:`rescue_bench.data.validate`)."""
+
+    task: TaskName
+    sample_id: str
+    scenario: Scenario
+    row: int
+    """The 1-based row the instance would be about."""
+    field: str
+    reason: str
+
+    @property
+    def id(self) -> str:
+        """The id the instance would have had."""
+        return instance_id(self.task, self.sample_id, self.row)
+
+    def __str__(self) -> str:
+        return f"{self.task.upper()} instance left out: clip {self.sample_id}, row {self.row}, field {self.field}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record ``run.json`` and ``summary.json`` name it by."""
+        return {"id": self.id, "sample_id": self.sample_id, "scenario": self.scenario, "row": self.row, "field": self.field, "reason": self.reason}
 
 
 class _Cue(BaseModel):

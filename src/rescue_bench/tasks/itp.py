@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import ITP_LABELS
-from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly
+from rescue_bench.tasks.instance import Instance, LeftOut, make_instance, pick_evenly
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -25,7 +25,7 @@ def boundaries(clip: Clip) -> tuple[list[int], list[int]]:
     return pos, neg
 
 
-def build_itp(clip: Clip, options: BuildOptions) -> list[Instance]:
+def build_itp(clip: Clip, options: BuildOptions, left_out: list[LeftOut] | None = None) -> list[Instance]:
     pos, neg = boundaries(clip)
     n = min(len(pos), len(neg))
     picked = sorted([(k, "yes") for k in pick_evenly(pos, n)] + [(k, "no") for k in pick_evenly(neg, n)])

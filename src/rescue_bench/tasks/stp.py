@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rescue_bench.data.models import Clip, Row
 from rescue_bench.labels import THERAPIST
-from rescue_bench.tasks.instance import Instance, make_instance
+from rescue_bench.tasks.instance import Instance, LeftOut, make_instance
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -59,7 +59,7 @@ def target_candidates(clip: Clip) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def build_stp(clip: Clip, options: BuildOptions) -> list[Instance]:
+def build_stp(clip: Clip, options: BuildOptions, left_out: list[LeftOut] | None = None) -> list[Instance]:
     window = options.window("stp")
     candidates = target_candidates(clip)
     return [

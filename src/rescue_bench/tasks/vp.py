@@ -8,7 +8,7 @@ speaker and whose target and viewpoint are non-empty; all such items are the gol
 from __future__ import annotations
 
 from rescue_bench.data.models import Clip, Row
-from rescue_bench.tasks.instance import Instance, make_instance, pick_evenly, project_row
+from rescue_bench.tasks.instance import Instance, LeftOut, make_instance, pick_evenly, project_row
 from rescue_bench.tasks.options import BuildOptions
 
 
@@ -22,7 +22,7 @@ def speaker_viewpoints(row: Row) -> list[dict[str, str]]:
     return out
 
 
-def build_vp(clip: Clip, options: BuildOptions) -> list[Instance]:
+def build_vp(clip: Clip, options: BuildOptions, left_out: list[LeftOut] | None = None) -> list[Instance]:
     eligible = []
     for i, row in enumerate(clip.rows):
         if not row.is_client:
