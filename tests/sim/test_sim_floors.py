@@ -160,5 +160,7 @@ def test_the_room_is_the_optimum_above_the_run_floor_over_the_optimum_above_the_
     assert room.components({"metrics": {"run_floor_J": 1.0, "optimum_J": 2.0, "worst_J": -2.0}}) == [1.0, 4.0]
     assert room.components({"metrics": {"run_floor_J": 1.0, "optimum_J": 2.0, "worst_J": None}}) == [0.0, 0.0]
     assert room.components({"metrics": {"run_floor_J": None, "optimum_J": None, "worst_J": None}}) == [0.0, 0.0]
-    assert "2.3%" in small_room_warning(0.023, "run")
-    assert small_room_warning(SMALL_ROOM, "run") is None and small_room_warning(None, "run") is None
+    warning = small_room_warning({"couple": 0.023, "family": 0.5, "both": 0.2}, "run")
+    assert warning is not None and "couple 2.3%" in warning and "family" not in warning and "large multiples" in warning
+    assert small_room_warning({"both": SMALL_ROOM, "couple": None}, "run") is None
+    assert "a constant policy is the optimum" in small_room_warning({"couple": 0.0, "both": 0.0}, "run")

@@ -135,9 +135,8 @@ def print_sim_summary(summary: SimSummary, title: str) -> None:
         f"{both.floor_policy or 'none'}; 1 = the optimum); {both.interval}",
         highlight=False, markup=False,
     )
-    for s in SUMMARY_SCENARIOS:
-        if per[s].episodes and (warning := small_room_warning(per[s].metric("room").value, f"warning ({s})")):
-            typer.echo(warning, err=True)
+    if warning := small_room_warning({s: per[s].metric("room").value for s in SUMMARY_SCENARIOS if per[s].episodes}, "warning"):
+        typer.echo(warning, err=True)
     print_sensitivity(summary)
 
 

@@ -187,9 +187,9 @@ def compute_sim(
         if model is not None and model.get("sha256"):
             out.simulators.setdefault(model["sha256"], model)
         out.metrics[run.name] = summarize(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        for scenario, entry in out.metrics[run.name].items():
-            if entry.episodes and (warning := small_room_warning(entry.metric("room").value, f"{run.name} ({scenario})")):
-                out.warnings.append(warning)
+        rooms = {scenario: e.metric("room").value for scenario, e in out.metrics[run.name].items() if e.episodes}
+        if warning := small_room_warning(rooms, run.name):
+            out.warnings.append(warning)
         out.trajectories[run.name] = RunTrajectories(
             mean_max_distress=_mean_curve(_episodes(run)), first=_trajectory(_episodes(run)[0]) if records else None
         )

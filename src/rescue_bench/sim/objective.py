@@ -25,7 +25,7 @@ and a denominator, so the cluster bootstrap over clips is one matrix product.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
@@ -216,13 +216,19 @@ SMALL_ROOM = 0.10
 normalised score is a large multiple of small differences of J: the command and the report say so."""
 
 
-def small_room_warning(room: float | None, where: str) -> str | None:
-    """The warning for a run whose ``room`` (the ``room`` metric) is under :data:`SMALL_ROOM`."""
-    if room is None or room >= SMALL_ROOM:
+def small_room_warning(rooms: Mapping[str, float | None], where: str) -> str | None:
+    """One warning for a run whose ``room`` (the metric, per scenario) is under :data:`SMALL_ROOM` in
+    any scenario, naming each such scenario and its room; ``None`` when every known room is larger."""
+    small = {s: r for s, r in rooms.items() if r is not None and r < SMALL_ROOM}
+    if not small:
         return None
+    shares = ", ".join(f"{s} {100 * r:.1f}%" for s, r in small.items())
+    none = all(r <= TIE for r in small.values())
+    what = "a constant policy is the optimum, so the normalised score is empty" if none else (
+        "normalised scores are large multiples of small differences of J")
     return (
-        f"{where}: little to win: the run's best constant policy lies within {100 * room:.1f}% of the optimum, on the span of J "
-        "from the worst to the optimum; normalised scores are large multiples of small differences of J"
+        f"{where}: little to win: the run's best constant policy lies within {shares} of the optimum, on the span of J from the "
+        f"worst to the optimum; {what}"
     )
 
 
