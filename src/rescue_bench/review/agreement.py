@@ -153,7 +153,7 @@ def changed_fields(draft: dict[str, Any], value: dict[str, Any]) -> dict[str, bo
     return {f: (dumps(draft[f]) if f in draft else None) != (dumps(value[f]) if f in value else None) for f in {*draft, *value}}
 
 
-def _rated(measure: Measure, rows: Iterable[RatedRow]) -> Iterator[tuple[RatedRow, str, dict[str, Hashable]]]:
+def _rated(measure: Measure, rows: Iterable[RatedRow]) -> Iterator[Rated]:
     """``(row, unit key within the row, annotator -> value)`` of every unit of ``measure`` that counts
     (see the module docstring)."""
     for r in rows:
@@ -168,9 +168,17 @@ def _rated(measure: Measure, rows: Iterable[RatedRow]) -> Iterator[tuple[RatedRo
             yield r, key, ratings
 
 
+Rated = tuple[RatedRow, str, dict[str, Hashable]]
+"""A unit of a measure as :func:`_rated` gives it: its row, its key within the row, the ratings."""
+
+
+def _units(rated: Iterable[Rated]) -> list[Unit]:
+    return [Unit(r.segment, ratings, f"{r.segment} row {r.position}" + (f" {key}" if key else "")) for r, key, ratings in rated]
+
+
 def units(measure: Measure, rows: Iterable[RatedRow]) -> list[Unit]:
     """The units of a label or intensity measure (see the module docstring for what counts)."""
-    return [Unit(r.segment, ratings, f"{r.segment} row {r.position}" + (f" {key}" if key else "")) for r, key, ratings in _rated(measure, rows)]
+    return _units(_rated(measure, rows))
 
 
 @dataclass(frozen=True)
@@ -189,12 +197,16 @@ class Disagreement:
 def disagreements(measure: Measure, rows: Iterable[RatedRow]) -> list[Disagreement]:
     """The units of ``measure`` that two or more annotators rated differently (texts compared as
     exact match compares them), in row order: the rows behind a low agreement value."""
-    out = []
-    for r, key, ratings in _rated(measure, rows):
-        seen = {normalise_text(str(v)) if measure.kind == "text" else v for v in ratings.values()}
-        if len(ratings) >= 2 and len(seen) > 1:
-            out.append(Disagreement(r.segment, r.scenario, r.position, key, {who: str(v) for who, v in sorted(ratings.items())}))
-    return out
+    return [
+        Disagreement(r.segment, r.scenario, r.position, key, {who: str(v) for who, v in sorted(ratings.items())})
+        for r, key, ratings in _rated(measure, rows)
+        if _differ(measure, ratings)
+    ]
+
+
+def _differ(measure: Measure, ratings: dict[str, Hashable]) -> bool:
+    """Two or more annotators rated the unit, not alike (texts as exact match compares them)."""
+    return len(ratings) >= 2 and len({normalise_text(str(v)) if measure.kind == "text" else v for v in ratings.values()}) > 1
 
 
 def normalise_text(text: str) -> str:
@@ -204,8 +216,12 @@ def normalise_text(text: str) -> str:
 
 def text_pairs(measure: Measure, rows: Iterable[RatedRow]) -> list[tuple[str, str, str]]:
     """``(segment, text a, text b)`` for every two annotators who both wrote a text for one unit."""
+    return _text_pairs(units(measure, rows))
+
+
+def _text_pairs(found: Iterable[Unit]) -> list[tuple[str, str, str]]:
     out = []
-    for u in units(measure, rows):
+    for u in found:
         for a, b in combinations(sorted(u.ratings), 2):
             out.append((u.cluster, str(u.ratings[a]), str(u.ratings[b])))
     return out
@@ -243,20 +259,38 @@ def _mean_ci(records: list[tuple[str, float]], n_resamples: int, confidence: flo
     return mean, None if math.isnan(low) else [low, high]
 
 
+PAIR_CACHE_SIZE = 200_000
+"""BERTScore F1 values kept per process, per pair of texts: after a save only the pairs not seen
+before are scored (the model scores about a hundred pairs a second on a laptop's CPU)."""
+_pair_scores: OrderedDict[tuple[str, str], float] = OrderedDict()
+_pair_lock = threading.Lock()
+
+
 def _similarities(pairs: Sequence[tuple[str, str, str]], use_bertscore: bool) -> tuple[list[float] | None, str | None]:
     """BERTScore F1 of each pair (``None`` and why, when not computed). Each distinct pair of texts is
-    scored once; identical texts score 1 without running the model (their F1 is 1 up to rounding)."""
+    scored once per process (:data:`PAIR_CACHE_SIZE`); identical texts score 1 without running the
+    model (their F1 is 1 up to rounding)."""
     if not use_bertscore:
         return None, "BERTScore switched off"
     if not pairs:
         return [], None
     from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1
 
-    todo = sorted({(a, b) for _, a, b in pairs if a != b})
+    wanted = sorted({(a, b) for _, a, b in pairs if a != b})
+    with _pair_lock:
+        known = {pair: _pair_scores[pair] for pair in wanted if pair in _pair_scores}
+    todo = [pair for pair in wanted if pair not in known]
     try:
-        scores = dict(zip(todo, bertscore_f1([a for a, _ in todo], [b for _, b in todo]))) if todo else {}
+        scored = dict(zip(todo, bertscore_f1([a for a, _ in todo], [b for _, b in todo]))) if todo else {}
     except BertScoreUnavailable as exc:
         return None, str(exc)
+    with _pair_lock:
+        for pair in wanted:
+            _pair_scores[pair] = known[pair] if pair in known else scored[pair]
+            _pair_scores.move_to_end(pair)
+        while len(_pair_scores) > PAIR_CACHE_SIZE:
+            _pair_scores.popitem(last=False)
+    scores = {**known, **scored}
     return [1.0 if a == b else scores[(a, b)] for _, a, b in pairs], None
 
 
@@ -354,12 +388,18 @@ def agreement_report(
     if not compared:
         report.notes.append("no row was reviewed by two or more annotators in independent copies yet")
     scenario_of = {r.segment: r.scenario for r in compared}
+    scopes = [scope for scope, _ in _scopes(compared)]
+
+    def within(rated: list[Rated], scope: str) -> list[Rated]:
+        return rated if scope == ALL else [u for u in rated if u[0].scenario == scope]
+
     for measure in MEASURES:
+        rated = list(_rated(measure, compared))  # once per measure; each scope is a subset
         if measure.kind == "text":
             # scored once over every scope's pairs (the scenario scopes are subsets of "all")
-            pairs = text_pairs(measure, compared)
+            pairs = _text_pairs(_units(rated))
             sims, note = _similarities(pairs, use_bertscore)
-            for scope, _ in _scopes(compared):
+            for scope in scopes:
                 chosen = [i for i, p in enumerate(pairs) if scope == ALL or scenario_of[p[0]] == scope]
                 exact = [(pairs[i][0], float(normalise_text(pairs[i][1]) == normalise_text(pairs[i][2]))) for i in chosen]
                 share, share_ci = _mean_ci(exact, n_resamples, confidence, seed)
@@ -369,15 +409,16 @@ def agreement_report(
                         field=measure.name, label=measure.label, scope=scope, pairs=len(chosen),
                         segments=len({pairs[i][0] for i in chosen}), exact=share, exact_ci=share_ci,
                         bertscore=bert, bertscore_ci=bert_ci, note=note,
-                        disagreements=len(disagreements(measure, [r for r in compared if scope == ALL or r.scenario == scope])),
+                        disagreements=sum(_differ(measure, u[2]) for u in within(rated, scope)),
                     )
                 )
             continue
-        for scope, scoped in _scopes(compared):
-            level: Level = "nominal" if measure.kind == "nominal" else "interval"
-            result = reliability(units(measure, scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        level: Level = "nominal" if measure.kind == "nominal" else "interval"
+        for scope in scopes:
+            scoped = within(rated, scope)
+            result = reliability(_units(scoped), level, n_resamples=n_resamples, confidence=confidence, seed=seed)
             report.fields.append(
-                FieldAgreement(field=measure.name, label=measure.label, scope=scope, **result.to_json(), disagreements=len(disagreements(measure, scoped)))
+                FieldAgreement(field=measure.name, label=measure.label, scope=scope, **result.to_json(), disagreements=sum(_differ(measure, u[2]) for u in scoped))
             )
     for scope, scoped in _scopes(list(reviews)):
         for name, (n, changed) in change_counts(scoped).items():
@@ -412,21 +453,21 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
     for sample_id, scenario, mode, kind, username, position, draft_json, value_json in session.execute(query):
         draft = json.loads(draft_json)
         value = json.loads(value_json) if value_json is not None else draft
+        changed = changed_fields(draft, value) if value_json is not None else {}  # never saved: the draft as it is
         if kind == "annotator":
             item = grouped.setdefault((sample_id, position), RatedRow(sample_id, scenario, position, {}))
             item.copies[username or "?"] = Row.model_validate(value)
-            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
+            reviews.append(HumanReview(sample_id, scenario, changed))
         elif mode == "shared" and kind == "final":
-            reviews.append(HumanReview(sample_id, scenario, changed_fields(draft, value)))
+            reviews.append(HumanReview(sample_id, scenario, changed))
     return list(grouped.values()), reviews
 
 
 def preload() -> None:
-    """Import what the report needs and nothing else in the app does (scikit-learn for Cohen's kappa,
-    krippendorff: seconds on a busy machine), so the first agreement page does not wait for it. The
-    app calls it in a worker thread at start."""
+    """Import what the report needs and nothing else in the app does (the krippendorff package:
+    a second or more on a busy machine), so the first agreement page does not wait for it. The app
+    calls it in a worker thread at start."""
     import krippendorff  # noqa: F401
-    import sklearn.metrics  # noqa: F401
 
 
 CACHE_SIZE = 16

@@ -243,6 +243,11 @@ def _replay(body: bytes, original: Receive) -> Receive:
     return receive
 
 
+def _warm() -> None:
+    agreement.preload()
+    pages.compile_templates()
+
+
 def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
     """The ASGI app for ``config`` (the database must be initialised: ``rescue review init``)."""
 
@@ -261,8 +266,8 @@ def create_app(config: ReviewConfig, *, check: bool = True) -> FastAPI:
         # lock then waits for the GIL at every call (measured at 50 annotators: save p95 206 -> see
         # docs/benchmarks.md). PostgreSQL's pool (10 + 30 overflow) is larger than this.
         anyio.to_thread.current_default_thread_limiter().total_tokens = config.threads
-        # the agreement page's libraries, imported off the first request that needs them
-        asyncio.get_running_loop().run_in_executor(None, agreement.preload)
+        # the agreement page's library and the pages' templates, loaded off the first request that needs them
+        asyncio.get_running_loop().run_in_executor(None, _warm)
         yield
 
     app = FastAPI(
