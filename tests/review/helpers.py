@@ -29,6 +29,14 @@ PASSWORD = "correct horse battery"
 CHROMIUM = Path("/usr/bin/chromium")
 VIEWPORT = {"width": 1366, "height": 768}
 """A laptop screen: every page is judged at this size."""
+SCREENS: dict[str, dict[str, Any]] = {
+    "1024x768": {"viewport": {"width": 1024, "height": 768}},
+    "1366x768": {"viewport": VIEWPORT},
+    "200pct": {"viewport": {"width": 683, "height": 384}, "device_scale_factor": 2},
+    "3840x2160": {"viewport": {"width": 3840, "height": 2160}},
+}
+"""The four screens a page is judged on (browser context options): a small laptop window, a laptop,
+a laptop at 200% zoom (683x384 CSS pixels) and a 4K screen at 100%."""
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -308,8 +316,9 @@ class Page:
     shows up as a console error and fails the test.
     """
 
-    def __init__(self, browser: Any, site: Deployment, username: str):
-        self.context = browser.new_context(viewport=VIEWPORT)
+    def __init__(self, browser: Any, site: Deployment, username: str, **context: Any):
+        """``context``: the browser context's options (default: a 1366x768 viewport; see :data:`SCREENS`)."""
+        self.context = browser.new_context(**(context or {"viewport": VIEWPORT}))
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.dialogs: list[str] = []

@@ -431,6 +431,7 @@ document.addEventListener("DOMContentLoaded", () => {
       commentText.value = kept.text;
       const when = kept.at ? new Date(kept.at).toLocaleString() : "";
       commentText.after(el("p", { class: "small kept-comment", id: "comment-kept", role: "status" }, `Your unfinished comment${when ? " from " + when : ""}, kept in this browser: post it (Ctrl+Enter) or clear it.`));
+      if (!flashed) toast("Your unfinished comment is back in the comment box (Alt+C)", "lasting");
     }
     commentText.addEventListener("input", keepComment);
   }
