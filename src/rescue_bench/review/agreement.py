@@ -66,13 +66,15 @@ class Measure:
     kind: Kind
     unit: Literal["row", "person", "pair"]
     """What one unit is: a row, a client in a row, or a (source, target) pair in a row."""
+    label_keys: bool = False
+    """Its values are label keys (``pursue_withdraw``), shown to people by their readable name."""
 
 
 MEASURES: tuple[Measure, ...] = (
-    Measure("relation_cycle_state", "Relation cycle state (RPP gold)", "nominal", "row"),
-    Measure("relation_pattern", "Relation pattern", "nominal", "row"),
-    Measure("utterance_type", "Utterance type", "nominal", "row"),
-    Measure("strategy", "Support strategy (SSP gold)", "nominal", "row"),
+    Measure("relation_cycle_state", "Relation cycle state (RPP gold)", "nominal", "row", label_keys=True),
+    Measure("relation_pattern", "Relation pattern", "nominal", "row", label_keys=True),
+    Measure("utterance_type", "Utterance type", "nominal", "row", label_keys=True),
+    Measure("strategy", "Support strategy (SSP gold)", "nominal", "row", label_keys=True),
     Measure("support_target", "Support target (STP gold)", "nominal", "row"),
     Measure("target", "Addressees (row target)", "nominal", "row"),
     Measure("intensity", "Emotion intensity (0-10)", "interval", "person"),
