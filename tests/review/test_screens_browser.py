@@ -208,3 +208,31 @@ def test_the_key_bar_lists_every_key_of_the_row_page(browser: Any, site: Deploym
     page_keys = [k for k in listed if " in the " not in k and k != "?"]  # a dialog's or a box's own keys are listed in the dialog only
     assert page_keys and set(page_keys) <= set(shown), set(page_keys) - set(shown)
     p.close()
+
+
+@pytest.mark.parametrize("screen", ["1024x768", "1366x768", "200pct"])
+def test_no_table_of_the_admins_dashboard_is_cut_off(browser: Any, site: Deployment, screen: str):
+    """At 1366 the segment list ran past its card: "Assigned to" was cut off."""
+    admin = site.client("admin")
+    target = COUPLE[5]
+    if admin.segments()[target]["mode"] != "independent":  # the long cells: an independent segment's copies and link
+        assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [target]}).status_code == 200
+        key = admin.segments()[target]["id"]
+        for who in ("carol", "dave"):
+            c = site.client(who)
+            for n in (1, 2, 3):
+                version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
+                fields = {"tone_of_voice": f"{who}'s tone"} if n == 2 else {}
+                assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
+    p = Page(browser, site, "admin", **SCREENS[screen])
+    page = p.page
+    p.goto("/")
+    page.wait_for_load_state("load")
+    cut = page.evaluate("""() => [...document.querySelectorAll('.table-wrap')].filter((e) => e.scrollWidth > e.clientWidth + 1)
+        .map((e) => `${e.getAttribute('aria-label')}: ${e.scrollWidth} > ${e.clientWidth}`)""")
+    assert cut == [], (screen, cut)
+    assert page.evaluate("document.documentElement.scrollWidth") <= SCREENS[screen]["viewport"]["width"]
+    assert page.locator("#segments th", has_text="Assigned to").is_visible()
+    page.locator("#segments").scroll_into_view_if_needed()
+    p.shot(f"screens-dashboard-{screen}.png")
+    p.close()

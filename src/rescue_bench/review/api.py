@@ -111,7 +111,7 @@ class RowsProgressOut(BaseModel):
     """Segment rows counted once each, as the final data will have them."""
 
     rows: int
-    submitted: int = Field(description="the final copy holds it reviewed (a shared review or an adjudication)")
+    reviewed: int = Field(description="decided: the final copy holds it reviewed (a shared review or an adjudication)")
     awaiting: int = Field(description="independent copies: every annotator submitted the same values; awaiting adjudication")
     conflicting: int = Field(description="independent copies: two or more annotators submitted different values")
     discarded: int

@@ -179,12 +179,15 @@ def segment_page(segment: str, request: Request, st: AppState, auth: Auth) -> Re
         all_users = _active_usernames(session) if user.is_admin else []
         manifest = st.assets.manifest(seg.sample_id)
         video = st.assets.video(seg.sample_id) is not None
+        listed = progress.segment_list(session, user, only=seg)  # the status and counts the dashboard shows
         return render(
             request,
             "segment.html",
             {
                 "user": user,
                 "seg": seen,
+                "entry": listed[0] if listed else None,
+                "states": progress.row_states(session, seg) if user.is_admin else {},
                 "rows": rows,
                 "comments": comments,
                 "assignees": assigned,
