@@ -373,6 +373,23 @@ RATING_SECRETS = ("judge-said-2", "judge-said-5", "secret-model-x")
 def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
     """The demo server with a questionnaire rated by alice, and one segment reviewed independently
     by carol and dave (``info["questionnaire"]``, ``info["independent"]``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    deployment.info["questionnaire"] = questionnaire(deployment, folder)
+    admin = deployment.client("admin")
+    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
+    key = admin.segments()[COUPLE[5]]["id"]
+    deployment.info["independent"] = key
+    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
+        c = deployment.client(who)
+        for n in (2, 3, 4):
+            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
+            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
+            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
+    return deployment
+
+
+def questionnaire(deployment: Deployment, folder: Path, rater: str = "alice") -> str:
+    """A two-item judge-rating questionnaire rated by ``rater``; returns its key."""
     import csv
 
     from rescue_bench.judge_ratings import read_sample_csv
@@ -380,7 +397,6 @@ def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
     from rescue_bench.review.db import Database
     from rescue_bench.review.users import get_user
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     sample = folder / "sample.csv"
     with sample.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerows(
@@ -393,20 +409,10 @@ def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
         )
     db = Database(deployment.db_url)
     with db.write() as s:
-        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, "alice")])
-        deployment.info["questionnaire"] = rating_set.key
+        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, rater)])
+        key = rating_set.key
     db.dispose()
-    admin = deployment.client("admin")
-    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
-    key = admin.segments()[COUPLE[5]]["id"]
-    deployment.info["independent"] = key
-    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
-        c = deployment.client(who)
-        for n in (2, 3, 4):
-            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
-            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
-            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
-    return deployment
+    return key
 
 
 def axe_violations(page: Any) -> list[str]:

@@ -275,3 +275,21 @@ def test_practice_steps_by_keyboard_keep_the_focus_on_the_next_step_and_its_butt
     assert page.evaluate("document.activeElement.id") == "debrief-title"
     p.shot("screens-practice-debrief.png")
     p.close()
+
+
+def test_ctrl_enter_in_the_questionnaires_note_saves_and_moves_on(browser: Any, site: Deployment, tmp_path: Any):
+    """Ctrl+Enter confirms on every page: in a questionnaire's note it did nothing."""
+    from tests.review.helpers import questionnaire
+
+    key = questionnaire(site, tmp_path, rater="bob")
+    p = Page(browser, site, "bob")
+    page = p.page
+    p.goto(f"/ratings/{key}/1")
+    page.keyboard.press("4")
+    page.focus("#rate-note")
+    page.keyboard.type("the answer misses the intensity")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/ratings/{key}/2")
+    rated = site.client("bob").get(f"/api/ratings/{key}/items/1").json()
+    assert (rated["score"], rated["note"]) == (4, "the answer misses the intensity")
+    p.close()
