@@ -13,7 +13,8 @@ seconds, and a load before they are in waits for them), an admin's client measur
 state and ``--rounds`` more (an annotator's save before each):
 
 - **first load**: ``GET /agreement`` (the page's own defaults: 1,000 resamples, BERTScore), which
-  answers with the point estimates and exact-match shares;
+  answers with the point estimates and exact-match shares (the save before each round describes an
+  emotion anew, so there is always a pair of texts BERTScore has not scored);
 - **full report**: the ``full=true`` page the first load's script fetches (bootstrap intervals and
   BERTScore), which is what a first load waited for before;
 - **next load**: ``GET /agreement`` again, nothing changed (the report is computed once per state).
@@ -123,10 +124,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             out: dict[str, list[float]] = {k: [] for k in ("first", "first_server", "full", "full_server", "next", "next_server")}
             load_before = os.getloadavg()[0]
             page = ""
+            listed = ben.get(f"/api/segments/{key}").json()["rows"]
+            felt = next(r["row_index"] for r in listed if ben.get(f"/api/segments/{key}/rows/{r['row_index']}").json()["row"].get("internal_emotion"))
             for i in range(args.rounds + 1):
-                if i:  # a save by an annotator: a new state of the database
-                    row = ben.get(f"/api/segments/{key}/rows/2").json()
-                    ben.put(f"/api/segments/{key}/rows/2", json={"version": row["version"], "fields": {"tone_of_voice": f"round {i}"}, "reviewed": True}, headers={"X-CSRF-Token": csrf})
+                if i:  # a save by an annotator: a new state of the database, and an emotion described anew (a pair BERTScore has not seen)
+                    row = ben.get(f"/api/segments/{key}/rows/{felt}").json()
+                    emotions = [dict(e) for e in row["row"]["internal_emotion"]]
+                    emotions[0]["emotion_description"] = f"{emotions[0].get('emotion_description') or 'upset'}, round {i}"
+                    body = {"version": row["version"], "fields": {"internal_emotion": emotions}, "reviewed": True}
+                    resp = ben.put(f"/api/segments/{key}/rows/{felt}", json=body, headers={"X-CSRF-Token": csrf})
+                    if resp.status_code != 200:
+                        raise SystemExit(f"the save before round {i}: {resp.status_code} {resp.text[:200]}")
                 for label, path in (("first", None), ("full", "full"), ("next", None)):
                     if path is None:
                         t0 = time.perf_counter()

@@ -32,7 +32,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
 from typing import Any, Literal
@@ -132,11 +132,13 @@ class RatedRow:
     position: int
     copies: dict[str, Row]
     """annotator -> their reviewed row."""
+    measured: dict[str, dict[str, dict[str, Hashable]]] = field(default_factory=dict)
+    """annotator -> :func:`measure_values` of their row, where the caller has it already."""
 
     @cached_property
     def values(self) -> dict[str, dict[str, dict[str, Hashable]]]:
         """annotator -> :func:`measure_values` of their row (worked out once per row)."""
-        return {who: measure_values(row, self.scenario) for who, row in self.copies.items()}
+        return {who: self.measured.get(who) or measure_values(row, self.scenario) for who, row in self.copies.items()}
 
 
 @dataclass(frozen=True)
@@ -231,13 +233,13 @@ def _text_pairs(found: Iterable[Unit]) -> list[tuple[str, str, str]]:
 
 def change_counts(reviews: Iterable[HumanReview], fields: Sequence[str] = EDITABLE_FIELDS) -> dict[str, tuple[int, int]]:
     """field -> (reviewed rows, rows whose human value differs from the draft)."""
-    counts = {f: [0, 0] for f in fields}
+    rows, changed = 0, dict.fromkeys(fields, 0)
     for r in reviews:
-        changed = r.changed
-        for f in fields:
-            counts[f][0] += 1
-            counts[f][1] += changed.get(f, False)
-    return {f: (n, k) for f, (n, k) in counts.items()}
+        rows += 1
+        for f, differs in r.changed.items():
+            if differs and f in changed:
+                changed[f] += 1
+    return {f: (rows, k) for f, k in changed.items()}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -433,6 +435,40 @@ def agreement_report(
 # ------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What the report needs of one stored row value: its row and measures (annotator copies) and
+    which fields differ from the draft."""
+
+    row: Row | None
+    measured: dict[str, dict[str, Hashable]] | None
+    changed: dict[str, bool]
+
+
+READ_CACHE_SIZE = 20_000
+"""Row values kept read per process, by (database, value id, version): every write raises a value's
+version (the report's cache key rests on it too), so after a save only that row is read again."""
+_reads: OrderedDict[tuple[str, int, int, str], _Read] = OrderedDict()
+_reads_lock = threading.Lock()
+
+
+def _read(key: tuple[str, int, int, str], kind: str, scenario: str, draft_json: str, value_json: str | None) -> _Read:
+    with _reads_lock:
+        found = _reads.get(key)
+    if found is not None:
+        return found
+    draft = json.loads(draft_json)
+    value = json.loads(value_json) if value_json is not None else draft
+    changed = changed_fields(draft, value) if value_json is not None else {}  # never saved: the draft as it is
+    row = Row.model_validate(value) if kind == "annotator" else None
+    read = _Read(row, measure_values(row, scenario) if row is not None else None, changed)
+    with _reads_lock:
+        _reads[key] = read
+        while len(_reads) > READ_CACHE_SIZE:
+            _reads.popitem(last=False)
+    return read
+
+
 def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[RatedRow], list[HumanReview]]:
     """The reviewed rows of every annotator copy (grouped per row), and every human review of a draft.
 
@@ -440,7 +476,10 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
     (the final copy of an independent segment holds adjudications, not reviews of the draft).
     """
     query = (
-        select(Segment.sample_id, Segment.scenario, Segment.review_mode, Copy.kind, User.username, SegmentRow.position, SegmentRow.draft_json, RowValue.value_json)
+        select(
+            Segment.sample_id, Segment.scenario, Segment.review_mode, Copy.kind, User.username, SegmentRow.position,
+            RowValue.id, RowValue.version, SegmentRow.draft_json, RowValue.value_json,
+        )
         .join(Copy, Copy.segment_id == Segment.id)
         .join(RowValue, RowValue.copy_id == Copy.id)
         .join(SegmentRow, SegmentRow.id == RowValue.row_id)
@@ -450,18 +489,18 @@ def collect(session: Session, *, include_discarded: bool = False) -> tuple[list[
     )
     if not include_discarded:
         query = query.where(Segment.status != "discarded")
+    database = str(session.get_bind().engine.url)
     grouped: dict[tuple[str, int], RatedRow] = {}
     reviews: list[HumanReview] = []
-    for sample_id, scenario, mode, kind, username, position, draft_json, value_json in session.execute(query):
-        draft = json.loads(draft_json)
-        value = json.loads(value_json) if value_json is not None else draft
-        changed = changed_fields(draft, value) if value_json is not None else {}  # never saved: the draft as it is
-        if kind == "annotator":
+    for sample_id, scenario, mode, kind, username, position, value_id, version, draft_json, value_json in session.execute(query):
+        if kind != "annotator" and mode != "shared":
+            continue  # the final copy of an independent segment: adjudications, not reviews
+        read = _read((database, value_id, version, scenario), kind, scenario, draft_json, value_json)
+        reviews.append(HumanReview(sample_id, scenario, read.changed))
+        if read.row is not None and read.measured is not None:
             item = grouped.setdefault((sample_id, position), RatedRow(sample_id, scenario, position, {}))
-            item.copies[username or "?"] = Row.model_validate(value)
-            reviews.append(HumanReview(sample_id, scenario, changed))
-        elif mode == "shared" and kind == "final":
-            reviews.append(HumanReview(sample_id, scenario, changed))
+            item.copies[username or "?"] = read.row
+            item.measured[username or "?"] = read.measured
     return list(grouped.values()), reviews
 
 
@@ -498,7 +537,10 @@ def cached_report(
 ) -> AgreementReport | None:
     """:func:`database_report` if it is already computed for this state of the database and these
     settings, else ``None`` (nothing is computed)."""
-    key = _key(session, n_resamples, confidence, seed, use_bertscore)
+    return _lookup(_key(session, n_resamples, confidence, seed, use_bertscore))
+
+
+def _lookup(key: tuple[Any, ...]) -> AgreementReport | None:
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -517,12 +559,30 @@ def database_report(
         return found
     key = _key(session, n_resamples, confidence, seed, use_bertscore)
     rows, reviews = collect(session)
-    report = agreement_report(rows, reviews, n_resamples=n_resamples, confidence=confidence, seed=seed, use_bertscore=use_bertscore)
+    if n_resamples <= 0 and not use_bertscore:  # the point estimates: light, never queued behind a full report
+        report = agreement_report(rows, reviews, n_resamples=0, confidence=confidence, seed=seed, use_bertscore=False)
+    else:
+        with _compute_lock:
+            report = _lookup(key) or _full_report(rows, reviews, n_resamples=n_resamples, confidence=confidence, seed=seed, use_bertscore=use_bertscore)
     with _cache_lock:
         _cache[key] = report
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return report
+
+
+_compute_lock = threading.Lock()
+"""One full report at a time per process: a second request for the same state waits, then finds it."""
+
+
+def _full_report(rows: Sequence[RatedRow], reviews: Sequence[HumanReview], **settings: Any) -> AgreementReport:
+    """:func:`agreement_report` with BLAS and OpenMP (numpy's, torch's) on one thread: its matrices
+    are small, so more threads only contend for the CPUs the app's requests run on (measured on a
+    busy 2-CPU machine: the demo's full report 1.1 s with them, 0.45 s without)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return agreement_report(rows, reviews, **settings)
 
 
 __all__ = [
