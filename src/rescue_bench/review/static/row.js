@@ -489,7 +489,9 @@
   let seenFrame = 0;
   const checkSoon = () => { if (!seenFrame) seenFrame = requestAnimationFrame(() => { seenFrame = 0; checkSeen(); }); };
   document.addEventListener("scroll", checkSoon, true); // capture: the form and the page both scroll
-  window.addEventListener("resize", checkSoon);
+  const toolbarHeight = () => document.documentElement.style.setProperty("--row-toolbar", `${toolbar.offsetHeight}px`);
+  toolbarHeight();
+  window.addEventListener("resize", () => { toolbarHeight(); checkSoon(); });
   form.addEventListener("toggle", checkSoon, true); // a definitions list opened or closed moves what follows
   // the fields shown that were never in view: marking reviewed scrolls to the first and waits
   function unseenFields() {
