@@ -19,7 +19,6 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -121,6 +120,26 @@ def test_a_save_whose_session_check_passed_before_a_logout_committed_is_refused(
         assert saved == 401  # the logout committed first: the save came after it
 
 
+def _race(saver: Client, leaver: Client, key: str, text: str, head_start: float) -> tuple[int, int]:
+    """A save and a logout sent together, one ``head_start`` seconds before the other: their statuses."""
+    version = saver.get(f"/api/segments/{key}/rows/{ROW}").json()["version"]
+    barrier = threading.Barrier(2)
+
+    def save() -> int:
+        barrier.wait()
+        time.sleep(max(0.0, -head_start))
+        return saver.put(f"/api/segments/{key}/rows/{ROW}", {"version": version, "fields": {"tone_of_voice": text}}).status_code
+
+    def logout() -> int:
+        barrier.wait()
+        time.sleep(max(0.0, head_start))
+        return leaver.post("/api/logout").status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        saved, logged_out = pool.submit(save), pool.submit(logout)
+        return saved.result(timeout=60), logged_out.result(timeout=60)
+
+
 def test_twenty_five_raced_saves_and_logouts_never_accept_a_save_after_the_logout(deployment: Deployment):
     key = deployment.segment_key(COUPLE[0])
     rng = random.Random(38)
@@ -129,22 +148,7 @@ def test_twenty_five_raced_saves_and_logouts_never_accept_a_save_after_the_logou
         saver, leaver = _pair(deployment, "bob")
         text = f"raced save {round_} on {deployment.backend}"
         head_start = rng.uniform(-0.02, 0.02)  # seconds the save is sent before (+) or after (-) the logout
-        version = saver.get(f"/api/segments/{key}/rows/{ROW}").json()["version"]
-        barrier = threading.Barrier(2)
-
-        def save() -> int:
-            barrier.wait()
-            time.sleep(max(0.0, -head_start))
-            return saver.put(f"/api/segments/{key}/rows/{ROW}", {"version": version, "fields": {"tone_of_voice": text}}).status_code
-
-        def logout() -> int:
-            barrier.wait()
-            time.sleep(max(0.0, head_start))
-            return leaver.post("/api/logout").status_code
-
-        with ThreadPoolExecutor(2) as pool:
-            saved, logged_out = pool.submit(save), pool.submit(logout)
-            result: Any = (saved.result(timeout=60), logged_out.result(timeout=60))
+        result = _race(saver, leaver, key, text, head_start)
         _check(deployment, "bob", text, *result)
         outcomes[result[0]] = outcomes.get(result[0], 0) + 1
         for c in (saver, leaver):

@@ -424,8 +424,8 @@ def agreement_report(
             report.fields.append(
                 FieldAgreement(field=measure.name, label=measure.label, scope=scope, **result.to_json(), disagreements=sum(_differ(measure, u[2]) for u in scoped))
             )
-    for scope, scoped in _scopes(list(reviews)):
-        for name, (n, changed) in change_counts(scoped).items():
+    for scope, of_scope in _scopes(list(reviews)):
+        for name, (n, changed) in change_counts(of_scope).items():
             report.changes.append(ChangeRate(field=name, scope=scope, rows=n, changed=changed, rate=changed / n if n else None))
     return report
 

@@ -37,7 +37,6 @@ from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.models import User
 from rescue_bench.review.security import SESSION_COOKIE, SessionData, SessionSigner, read_secret
 
-
 Hold = Literal["share", "update"] | None
 """How a write transaction holds its caller's user row (:meth:`State.user_of`)."""
 

@@ -228,9 +228,14 @@ def row_states(session: Session, segment: Segment) -> dict[int, str]:
     if segment.review_mode != "independent" or segment.status == "discarded":
         return {}
     copies = session.execute(select(Copy.id, Copy.kind, Copy.status, User.username).outerjoin(User, User.id == Copy.owner_id).where(Copy.segment_id == segment.id)).all()
-    final = {segment.id: cid for cid, kind, _, _ in copies if kind == "final"}
-    annotators = {segment.id: [(cid, status, owner or "?") for cid, kind, status, owner in copies if kind == "annotator"]}
-    return {position: state for _, position, state in _states(session, [segment], final, annotators)}
+    final: dict[int, int] = {}
+    annotators: list[tuple[int, str, str]] = []
+    for cid, kind, status, owner in copies:
+        if kind == "final":
+            final[segment.id] = cid
+        else:
+            annotators.append((cid, status, owner or "?"))
+    return {position: state for _, position, state in _states(session, [segment], final, {segment.id: annotators})}
 
 
 def _canonical(text: str | None) -> str:
