@@ -13,13 +13,15 @@ seconds, and a load before they are in waits for them), an admin's client measur
 state and ``--rounds`` more (an annotator's save before each):
 
 - **first load**: ``GET /agreement`` (the page's own defaults: 1,000 resamples, BERTScore), which
-  answers with the point estimates and exact-match shares;
+  answers with the point estimates and exact-match shares (the save before each round describes an
+  emotion anew, so there is always a pair of texts BERTScore has not scored);
 - **full report**: the ``full=true`` page the first load's script fetches (bootstrap intervals and
   BERTScore), which is what a first load waited for before;
 - **next load**: ``GET /agreement`` again, nothing changed (the report is computed once per state).
 
-Wall time at the client and the server's own time (its ``Server-Timing`` header). Goal: first load
-under 1 s. Nothing is written into the repository except the doc.
+Wall time at the client and the server's own time (its ``Server-Timing`` header). Goals: every
+first load under 0.3 s (:data:`FIRST_PAINT_MS`), the full report under 2 s after a change
+(:data:`FULL_AFTER_CHANGE_MS`). Nothing is written into the repository except the doc.
 """
 
 from __future__ import annotations
@@ -122,10 +124,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             out: dict[str, list[float]] = {k: [] for k in ("first", "first_server", "full", "full_server", "next", "next_server")}
             load_before = os.getloadavg()[0]
             page = ""
+            listed = ben.get(f"/api/segments/{key}").json()["rows"]
+            felt = next(r["row_index"] for r in listed if ben.get(f"/api/segments/{key}/rows/{r['row_index']}").json()["row"].get("internal_emotion"))
             for i in range(args.rounds + 1):
-                if i:  # a save by an annotator: a new state of the database
-                    row = ben.get(f"/api/segments/{key}/rows/2").json()
-                    ben.put(f"/api/segments/{key}/rows/2", json={"version": row["version"], "fields": {"tone_of_voice": f"round {i}"}, "reviewed": True}, headers={"X-CSRF-Token": csrf})
+                if i:  # a save by an annotator: a new state of the database, and an emotion described anew (a pair BERTScore has not seen)
+                    row = ben.get(f"/api/segments/{key}/rows/{felt}").json()
+                    emotions = [dict(e) for e in row["row"]["internal_emotion"]]
+                    emotions[0]["emotion_description"] = f"{emotions[0].get('emotion_description') or 'upset'}, round {i}"
+                    body = {"version": row["version"], "fields": {"internal_emotion": emotions}, "reviewed": True}
+                    resp = ben.put(f"/api/segments/{key}/rows/{felt}", json=body, headers={"X-CSRF-Token": csrf})
+                    if resp.status_code != 200:
+                        raise SystemExit(f"the save before round {i}: {resp.status_code} {resp.text[:200]}")
                 for label, path in (("first", None), ("full", "full"), ("next", None)):
                     if path is None:
                         t0 = time.perf_counter()
@@ -152,6 +161,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return {"segments": segments, "rows": rows, "times": out, "load_before": load_before}
 
 
+FIRST_PAINT_MS = 300
+"""Goal: the page shows its figures within this, whenever it is opened."""
+FULL_AFTER_CHANGE_MS = 2000
+"""Goal: the intervals (and BERTScore) are in place within this after a change."""
+
+
 def table(result: dict[str, Any], args: argparse.Namespace) -> str:
     t = result["times"]
 
@@ -159,17 +174,23 @@ def table(result: dict[str, Any], args: argparse.Namespace) -> str:
         later = t[name][1:]  # round 0 is the first request after the server started
         return f"{statistics.median(later):.0f} (max {max(later):.0f})"
 
+    def met(ok: bool) -> str:
+        return "yes" if ok else "**no**"
+
+    first_max = max(t["first"])
+    full_max = max(t["full"][1:])
     lines = [
         f"The demo ({result['segments']} segments, {result['rows']} rows) reviewed in full by two annotators in independent copies; "
         f"{args.rounds} states of the database after the first, an annotator's save before each; {args.resamples} resamples, BERTScore {'on' if args.bertscore else 'off'}. "
         "Median (max) milliseconds:",
         "",
-        "| request | client (ms) | server (ms) |",
-        "|---|---|---|",
-        f"| first load of `/agreement`, {args.settle:.0f} s after the server started | {t['first'][0]:.0f} | {t['first_server'][0]:.0f} |",
-        f"| first load of `/agreement` after a change (point estimates, exact match) | {cell('first')} | {cell('first_server')} |",
-        f"| the full report the page then fetches (intervals, BERTScore) | {cell('full')} | {cell('full_server')} |",
-        f"| next load, nothing changed | {cell('next')} | {cell('next_server')} |",
+        "| request | client (ms) | server (ms) | goal | met |",
+        "|---|---|---|---|---|",
+        f"| first load of `/agreement`, {args.settle:.0f} s after the server started | {t['first'][0]:.0f} | {t['first_server'][0]:.0f} | < {FIRST_PAINT_MS} | {met(t['first'][0] < FIRST_PAINT_MS)} |",
+        f"| the full report the page then fetches, the first since the server started (loads BERTScore's model) | {t['full'][0]:.0f} | {t['full_server'][0]:.0f} | | |",
+        f"| first load of `/agreement` after a change (point estimates, exact match) | {cell('first')} | {cell('first_server')} | < {FIRST_PAINT_MS} | {met(first_max < FIRST_PAINT_MS)} |",
+        f"| the full report the page then fetches (intervals, BERTScore) | {cell('full')} | {cell('full_server')} | < {FULL_AFTER_CHANGE_MS} | {met(full_max < FULL_AFTER_CHANGE_MS)} |",
+        f"| next load, nothing changed | {cell('next')} | {cell('next_server')} | | |",
         "",
         f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with `python bench/review_agreement.py --rounds {args.rounds} --settle {args.settle:g}` on "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}, SQLite, one app worker; 1-minute load average before: {result['load_before']:.2f}.",

@@ -18,6 +18,7 @@ from rescue_bench.metrics.agreement import (
     cohen_kappa_statistic,
     fleiss_kappa,
     krippendorff_alpha,
+    krippendorff_alpha_statistic,
     reliability,
     value_counts,
 )
@@ -70,6 +71,54 @@ def test_alpha_undefined_cases():
     lonely = [Unit("s", {"x": "a"}), Unit("t", {"y": "b"})]
     assert krippendorff_alpha(value_counts(lonely, ["a", "b"]), "nominal") is None
     assert krippendorff_alpha(np.zeros((0, 2)), "nominal") is None
+
+
+def test_alpha_statistic_equals_the_krippendorff_package_at_every_level():
+    # the published example, then random tables with missing ratings, three to six raters
+    units = k2011_units()
+    domain = [1, 2, 3, 4, 5]
+    rng = np.random.default_rng(11)
+    tables = [value_counts(units, domain)]
+    for _ in range(25):
+        n_units, k = int(rng.integers(3, 40)), int(rng.integers(2, 7))
+        table = rng.multinomial(int(rng.integers(2, 7)), rng.dirichlet(np.ones(k)), size=n_units).astype(float)
+        table[rng.random(n_units) < 0.2, :] //= 2  # some units with fewer ratings
+        tables.append(table[table.sum(axis=1) >= 2])
+    for table in tables:
+        values = [1.0, 2.5, 3.0, 7.0, 8.0, 11.0][: table.shape[1]]
+        rows = [("c", row) for row in table]
+        for level in ("nominal", "ordinal", "interval", "ratio"):
+            expected = krippendorff_alpha(table, level, None if level == "nominal" else values)
+            got = krippendorff_alpha_statistic(level, None if level == "nominal" else values)(rows)
+            if expected is None:
+                assert math.isnan(got), (level, table)
+            else:
+                assert got == pytest.approx(expected, abs=1e-12), (level, table)
+    # the negative control: one value only is undefined, never 1
+    assert math.isnan(krippendorff_alpha_statistic()([("c", np.array([2.0, 0.0])), ("d", np.array([3.0, 0.0]))]))
+
+
+def test_alpha_intervals_are_those_of_the_package_called_on_each_resample():
+    from rescue_bench.metrics import bootstrap_ci
+
+    rng = np.random.default_rng(5)
+    units = []
+    for s in range(9):
+        for _ in range(8):
+            a = int(rng.integers(0, 6))
+            units.append(Unit(f"seg{s}", {"x": a, "y": a if rng.random() < 0.6 else int(rng.integers(0, 6)), "z": int(rng.integers(0, 6))}))
+    for level in ("nominal", "interval"):
+        r = reliability(units, level, n_resamples=300, seed=2)
+        domain = sorted({v for u in units for v in u.ratings.values()})
+        counts = value_counts(units, domain)
+        records = [(u.cluster, i) for i, u in enumerate(units)]
+
+        def slow(sample, level=level, counts=counts, domain=domain):
+            value = krippendorff_alpha(counts[[i for _, i in sample]], level, None if level == "nominal" else domain)
+            return math.nan if value is None else value
+
+        low, high = bootstrap_ci(records, slow, cluster_key=lambda rec: rec[0], n_resamples=300, seed=2)
+        assert r.alpha_ci == pytest.approx((low, high), abs=1e-12), level
 
 
 def test_cohen_kappa_textbook_example():

@@ -29,6 +29,14 @@ PASSWORD = "correct horse battery"
 CHROMIUM = Path("/usr/bin/chromium")
 VIEWPORT = {"width": 1366, "height": 768}
 """A laptop screen: every page is judged at this size."""
+SCREENS: dict[str, dict[str, Any]] = {
+    "1024x768": {"viewport": {"width": 1024, "height": 768}},
+    "1366x768": {"viewport": VIEWPORT},
+    "200pct": {"viewport": {"width": 683, "height": 384}, "device_scale_factor": 2},
+    "3840x2160": {"viewport": {"width": 3840, "height": 2160}},
+}
+"""The four screens a page is judged on (browser context options): a small laptop window, a laptop,
+a laptop at 200% zoom (683x384 CSS pixels) and a 4K screen at 100%."""
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -308,8 +316,9 @@ class Page:
     shows up as a console error and fails the test.
     """
 
-    def __init__(self, browser: Any, site: Deployment, username: str):
-        self.context = browser.new_context(viewport=VIEWPORT)
+    def __init__(self, browser: Any, site: Deployment, username: str, **context: Any):
+        """``context``: the browser context's options (default: a 1366x768 viewport; see :data:`SCREENS`)."""
+        self.context = browser.new_context(**(context or {"viewport": VIEWPORT}))
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.dialogs: list[str] = []
@@ -364,6 +373,23 @@ RATING_SECRETS = ("judge-said-2", "judge-said-5", "secret-model-x")
 def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
     """The demo server with a questionnaire rated by alice, and one segment reviewed independently
     by carol and dave (``info["questionnaire"]``, ``info["independent"]``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    deployment.info["questionnaire"] = questionnaire(deployment, folder)
+    admin = deployment.client("admin")
+    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
+    key = admin.segments()[COUPLE[5]]["id"]
+    deployment.info["independent"] = key
+    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
+        c = deployment.client(who)
+        for n in (2, 3, 4):
+            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
+            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
+            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
+    return deployment
+
+
+def questionnaire(deployment: Deployment, folder: Path, rater: str = "alice") -> str:
+    """A two-item judge-rating questionnaire rated by ``rater``; returns its key."""
     import csv
 
     from rescue_bench.judge_ratings import read_sample_csv
@@ -371,7 +397,6 @@ def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
     from rescue_bench.review.db import Database
     from rescue_bench.review.users import get_user
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     sample = folder / "sample.csv"
     with sample.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerows(
@@ -384,20 +409,10 @@ def overlap_site(deployment: Deployment, folder: Path) -> Deployment:
         )
     db = Database(deployment.db_url)
     with db.write() as s:
-        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, "alice")])
-        deployment.info["questionnaire"] = rating_set.key
+        rating_set = ratings.import_ratings(s, read_sample_csv(sample), name="secret-model-x run", file_name=sample.name, sha256="0" * 64, raters=[get_user(s, rater)])
+        key = rating_set.key
     db.dispose()
-    admin = deployment.client("admin")
-    assert admin.post("/api/overlap", {"k": 2, "usernames": ["carol", "dave"], "segments": [COUPLE[5]]}).status_code == 200
-    key = admin.segments()[COUPLE[5]]["id"]
-    deployment.info["independent"] = key
-    for who, pattern, tone in (("carol", "attack_attack", "raised, clipped"), ("dave", "pursue_withdraw", "tense but quiet")):
-        c = deployment.client(who)
-        for n in (2, 3, 4):
-            version = c.get(f"/api/segments/{key}/rows/{n}").json()["version"]
-            fields = {"relation_pattern": pattern, "tone_of_voice": tone} if n == 2 else {}
-            assert c.put(f"/api/segments/{key}/rows/{n}", {"version": version, "fields": fields, "reviewed": True}).status_code == 200
-    return deployment
+    return key
 
 
 def axe_violations(page: Any) -> list[str]:

@@ -32,11 +32,15 @@ def test_intervals_arrive_in_place_and_a_low_value_leads_to_its_rows(browser: An
     page.wait_for_url("**/agreement/rows?field=relation_pattern*")
     rows = page.locator("#disagreements tbody tr")
     assert rows.count() == 1 and rows.first.get_attribute("data-row") == "2"
-    assert "attack_attack" in rows.first.inner_text() and "pursue_withdraw" in rows.first.inner_text()
+    shown = rows.first.inner_text()  # labels as people read them, not their keys
+    assert "Attack attack" in shown and "Pursue withdraw" in shown and "attack_attack" not in shown
     p.shot("agreement-disagreements.png")
     rows.first.locator("a", has_text="Adjudicate row 2").click()
     page.wait_for_url(f"**/segments/{key}/adjudicate?show=all#adj-2")
-    assert page.locator("#adj-2").is_visible()
+    # the row lands in view below the sticky header, with the focus
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'adj-2'")
+    top = page.locator("#adj-2").bounding_box()["y"]
+    assert page.locator(".topbar").bounding_box()["height"] <= top < 768 - 60, top
     onward = page.locator("#adj-onward")
     assert onward.locator("a", has_text="Dashboard").count() == 1
     onward.scroll_into_view_if_needed()

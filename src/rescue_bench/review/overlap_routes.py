@@ -288,5 +288,8 @@ def adjudication_page(segment: str, request: Request, auth: Auth, show: str = "o
         return render(
             request,
             "adjudicate.html",
-            {"user": user, "seg": seg, "data": data.model_dump(), "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES, "onward": onward, **media},
+            {
+                "user": user, "seg": seg, "data": data.model_dump(), "rows": rows, "show": show, "labels": labels, "compact": compact, "modes": REVIEW_MODES,
+                "onward": onward, "annotator_keys": {name: str(i) for i, name in enumerate(data.annotators[:9], 1)}, **media,
+            },
         )

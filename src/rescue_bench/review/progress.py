@@ -1,11 +1,15 @@
 """Progress figures of the dashboard (the paper's online system): files, segments, rows reviewed and
 remaining, commented and discarded segments; per annotator for admins; the segment list.
 
-For admins, :func:`overview` counts the annotators' own copies too, the way Argilla shows a queue:
-per copy and per annotator the rows submitted (marked reviewed), draft (saved, not submitted),
-skipped, discarded and pending; and every segment row once, as the final data will have it:
-submitted (the final copy holds it reviewed), awaiting adjudication (every annotator submitted the
-same values), conflicting (two or more submitted, and they differ), discarded, pending.
+One vocabulary on every page: an annotator *submits* a row of the copy they edit by marking it
+reviewed; a row is *reviewed* once its value in the final data is decided (its shared copy marked
+reviewed, or, with independent copies, adjudicated). For admins, :func:`overview` counts the
+annotators' own copies too, the way Argilla shows a queue: per copy and per annotator the rows
+submitted, draft (saved, not submitted), skipped, discarded and pending; and every segment row once,
+as the final data will have it: reviewed, awaiting adjudication (every annotator submitted the same
+values), conflicting (two or more submitted, and they differ), discarded, pending. A segment's
+status (``progress``) is worked out once, in :func:`segment_list`, for the dashboard and the
+segment page alike.
 """
 
 from __future__ import annotations
@@ -62,27 +66,29 @@ class Counts:
 
 @dataclass
 class RowsProgress:
-    """Segment rows counted once each, as the final data will have them (see the module docstring)."""
+    """Segment rows counted once each, as the final data will have them (see the module docstring):
+    ``reviewed`` (decided: the final copy holds it reviewed, a shared review or an adjudication),
+    ``awaiting`` and ``conflicting`` (to adjudicate), ``discarded``, ``pending``."""
 
     rows: int = 0
-    submitted: int = 0
+    reviewed: int = 0
     awaiting: int = 0
     conflicting: int = 0
     discarded: int = 0
 
     @property
     def pending(self) -> int:
-        return self.rows - self.submitted - self.awaiting - self.conflicting - self.discarded
+        return self.rows - self.reviewed - self.awaiting - self.conflicting - self.discarded
 
     def add(self, other: RowsProgress) -> None:
         self.rows += other.rows
-        self.submitted += other.submitted
+        self.reviewed += other.reviewed
         self.awaiting += other.awaiting
         self.conflicting += other.conflicting
         self.discarded += other.discarded
 
     def to_json(self) -> dict[str, int]:
-        return {"rows": self.rows, "submitted": self.submitted, "awaiting": self.awaiting, "conflicting": self.conflicting,
+        return {"rows": self.rows, "reviewed": self.reviewed, "awaiting": self.awaiting, "conflicting": self.conflicting,
                 "discarded": self.discarded, "pending": self.pending}
 
 
@@ -144,7 +150,7 @@ def overview(session: Session) -> Overview:
     out = Overview(RowsProgress(), {}, {})
     for s in segments:
         fc = copy_counts(final[s.id], s) if s.id in final else Counts(rows=s.row_count)
-        rows = RowsProgress(rows=s.row_count, submitted=fc.submitted, discarded=fc.discarded)
+        rows = RowsProgress(rows=s.row_count, reviewed=fc.submitted, discarded=fc.discarded)
         seg = SegmentProgress(s.key, rows)
         if s.review_mode == "independent":
             seg.copies = [CopyProgress(owner, status, copy_counts(cid, s, status)) for cid, status, owner in sorted(annotator_copies.get(s.id, []), key=lambda c: c[2])]
@@ -164,11 +170,21 @@ def overview(session: Session) -> Overview:
 def _count_independent(
     session: Session, out: Overview, segments: list[Segment], final: dict[int, int], annotator_copies: dict[int, list[tuple[int, str, str]]]
 ) -> None:
-    """Split the rows of independent segments not yet adjudicated: awaiting (every open annotator copy
-    submitted, all alike), conflicting (two or more submitted, not alike), discarded (every open copy
-    discarded the row), pending (the rest)."""
+    """Count the rows of independent segments not yet adjudicated by their state (:func:`_states`)."""
+    keys = {s.id: s.key for s in segments}
+    for sid, _position, state in _states(session, segments, final, annotator_copies):
+        rows = out.segments[keys[sid]].rows
+        setattr(rows, state, getattr(rows, state) + 1)
+
+
+def _states(
+    session: Session, segments: list[Segment], final: dict[int, int], annotator_copies: dict[int, list[tuple[int, str, str]]]
+) -> list[tuple[int, int, str]]:
+    """``(segment id, row position, state)`` of the rows of independent segments not yet adjudicated
+    that are no longer pending: ``awaiting`` (every open annotator copy submitted, all alike),
+    ``conflicting`` (two or more submitted, not alike), ``discarded`` (every open copy discarded the row)."""
     if not segments:
-        return
+        return []
     open_copies = {s.id: {cid for cid, status, _ in annotator_copies.get(s.id, []) if status == "open"} for s in segments}
     wanted = [cid for ids in open_copies.values() for cid in ids]
     finals = [final[s.id] for s in segments if s.id in final]
@@ -177,31 +193,49 @@ def _count_independent(
         for rid, reviewed, flag in session.execute(select(RowValue.row_id, RowValue.reviewed, RowValue.flag).where(RowValue.copy_id.in_(finals))).all()
     }
     per_row: dict[int, list[tuple[bool, str | None, str | None]]] = {}
-    segment_rows: dict[int, set[int]] = {}
+    segment_rows: dict[int, dict[int, int]] = {}
     if wanted:
         value = case((RowValue.reviewed.is_(True), func.coalesce(RowValue.value_json, SegmentRow.draft_json)), else_=None)
-        for rid, sid, reviewed, flag, text in session.execute(
-            select(RowValue.row_id, SegmentRow.segment_id, RowValue.reviewed, RowValue.flag, value)
+        for rid, sid, position, reviewed, flag, text in session.execute(
+            select(RowValue.row_id, SegmentRow.segment_id, SegmentRow.position, RowValue.reviewed, RowValue.flag, value)
             .join(SegmentRow, SegmentRow.id == RowValue.row_id)
             .where(RowValue.copy_id.in_(wanted))
         ).all():
             per_row.setdefault(rid, []).append((bool(reviewed), flag, text))
-            segment_rows.setdefault(sid, set()).add(rid)
+            segment_rows.setdefault(sid, {})[rid] = position
+    out = []
     for s in segments:
-        rows = out.segments[s.key].rows
         n_copies = len(open_copies[s.id])
-        for rid in segment_rows.get(s.id, ()):
+        for rid, position in sorted(segment_rows.get(s.id, {}).items(), key=lambda item: item[1]):
             done, final_flag = adjudicated.get(rid, (False, None))
             if done or final_flag == "discarded":
                 continue  # counted from the final copy
             marks = per_row[rid]
             submitted = [text for reviewed, _, text in marks if reviewed]
             if len(submitted) >= 2 and len(set(submitted)) > 1 and len({_canonical(t) for t in submitted}) > 1:
-                rows.conflicting += 1
+                out.append((s.id, position, "conflicting"))
             elif n_copies and len(submitted) == n_copies:
-                rows.awaiting += 1
+                out.append((s.id, position, "awaiting"))
             elif n_copies and all(flag == "discarded" for reviewed, flag, _ in marks if not reviewed) and not submitted:
-                rows.discarded += 1
+                out.append((s.id, position, "discarded"))
+    return out
+
+
+def row_states(session: Session, segment: Segment) -> dict[int, str]:
+    """position -> ``awaiting`` | ``conflicting`` | ``discarded`` for the rows of an independent
+    segment that are not adjudicated and not pending (as the dashboard counts them); empty for a
+    shared or discarded segment."""
+    if segment.review_mode != "independent" or segment.status == "discarded":
+        return {}
+    copies = session.execute(select(Copy.id, Copy.kind, Copy.status, User.username).outerjoin(User, User.id == Copy.owner_id).where(Copy.segment_id == segment.id)).all()
+    final: dict[int, int] = {}
+    annotators: list[tuple[int, str, str]] = []
+    for cid, kind, status, owner in copies:
+        if kind == "final":
+            final[segment.id] = cid
+        else:
+            annotators.append((cid, status, owner or "?"))
+    return {position: state for _, position, state in _states(session, [segment], final, {segment.id: annotators})}
 
 
 def _canonical(text: str | None) -> str:
@@ -281,8 +315,8 @@ class AnnotatorActivity(BaseModel):
     progress: CountsOut | None = None
 
 
-def segment_list(session: Session, user: User) -> list[SegmentOut]:
-    """The segments ``user`` may see, in import order.
+def segment_list(session: Session, user: User, *, only: Segment | None = None) -> list[SegmentOut]:
+    """The segments ``user`` may see, in import order (``only``: that one, as the list counts it).
 
     Counts, status and comments are of the copy the user edits, so nothing of another annotator's
     blind copy shows (their comments are not counted, their discard is not shown). For admins the
@@ -293,6 +327,8 @@ def segment_list(session: Session, user: User) -> list[SegmentOut]:
     from rescue_bench.review.copies import copy_ids_for
 
     seg_query = select(Segment).order_by(Segment.position)
+    if only is not None:
+        seg_query = seg_query.where(Segment.id == only.id)
     if not user.is_admin:
         seg_query = seg_query.join(Assignment, Assignment.segment_id == Segment.id).where(Assignment.user_id == user.id)
     segments = session.scalars(seg_query).all()

@@ -118,6 +118,15 @@ const Review = (() => {
     return node.tagName === "INPUT" && TEXT_INPUTS.has(node.type);
   }
 
+  // an Alt chord the page may take as its shortcut: from anywhere, a text field too (so the keys that
+  // follow never type into it), unless this keyboard layout types a character with it there
+  // (macOS's Option+C is "ç"): then the field keeps it
+  function altShortcut(ev) {
+    if (!ev.altKey || ev.ctrlKey || ev.metaKey) return false;
+    const typed = ev.key === "Dead" || (ev.key.length === 1 && ev.key.charCodeAt(0) > 127);
+    return !(typed && isTyping(ev.target));
+  }
+
   // a message for the next page of this tab (a toast that survives the move to the next row)
   const FLASH = "rescue-review:flash";
   function flash(message) {
@@ -131,7 +140,7 @@ const Review = (() => {
     } catch (e) { return null; }
   }
 
-  return { api, toast, detail, el, isTyping, flash, takeFlash };
+  return { api, toast, detail, el, isTyping, altShortcut, flash, takeFlash };
 })();
 
 const PROGRESS_EVERY_MS = 15000;
@@ -147,7 +156,9 @@ document.addEventListener("DOMContentLoaded", () => {
     // logging out on purpose leaves nothing of this user's unsaved edits in the browser
     const who = (document.getElementById("relogin-username") || {}).value;
     try {
-      for (const k of Object.keys(localStorage)) if (who && k.startsWith(`rescue-review:edits:${who}:`)) localStorage.removeItem(k);
+      for (const k of Object.keys(localStorage)) {
+        if (who && (k.startsWith(`rescue-review:edits:${who}:`) || k.startsWith(`rescue-review:comment:${who}:`))) localStorage.removeItem(k);
+      }
     } catch (e) { /* storage disabled */ }
     await api("POST", "/api/logout");
     window.location.href = "/login";
@@ -396,9 +407,34 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
 
-  // comments (segment page and row page): Ctrl+Enter in the box posts the comment
+  // comments (segment page and row page): Ctrl+Enter in the box posts the comment. A comment not
+  // posted yet is kept in this browser for its row (or segment) and is back in the box on return
+  // (logging out removes it, as the unsaved edits)
   const commentForm = document.getElementById("comment-form");
   const commentText = document.getElementById("comment-text");
+  const commentKey = commentForm && (() => {
+    const who = (document.getElementById("relogin-username") || {}).value;
+    const key = segment || (window.ROW_PAGE && window.ROW_PAGE.segment);
+    return who && key ? `rescue-review:comment:${who}:${key}:${commentForm.dataset.row || "segment"}` : null;
+  })();
+  const keepComment = () => {
+    if (!commentKey) return;
+    try {
+      if (commentText.value.trim()) localStorage.setItem(commentKey, JSON.stringify({ text: commentText.value, at: new Date().toISOString() }));
+      else localStorage.removeItem(commentKey);
+    } catch (e) { /* storage full or disabled: the box still holds the text */ }
+  };
+  if (commentKey) {
+    let kept = null;
+    try { kept = JSON.parse(localStorage.getItem(commentKey) || "null"); } catch (e) { kept = null; }
+    if (kept && kept.text && !commentText.value) {
+      commentText.value = kept.text;
+      const when = kept.at ? new Date(kept.at).toLocaleString() : "";
+      commentText.after(el("p", { class: "small kept-comment", id: "comment-kept", role: "status" }, `Your unfinished comment${when ? " from " + when : ""}, kept in this browser: post it (Ctrl+Enter) or clear it.`));
+      if (!flashed) toast("Your unfinished comment is back in the comment box (Alt+C)", "lasting");
+    }
+    commentText.addEventListener("input", keepComment);
+  }
   if (commentText) commentText.addEventListener("keydown", (ev) => {
     if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") {
       ev.preventDefault();
@@ -419,6 +455,9 @@ document.addEventListener("DOMContentLoaded", () => {
     const c = resp.body;
     list.append(el("li", {}, el("b", {}, c.user), " ", el("span", { class: "small muted" }, c.at.slice(0, 16).replace("T", " ") + (c.row ? " · this row" : "")), el("div", { class: "text" }, c.text)));
     text.value = "";
+    keepComment();
+    const note = document.getElementById("comment-kept");
+    if (note) note.remove();
     toast("Comment added");
   });
 });

@@ -146,9 +146,12 @@
     ]));
   }
 
-  function fill(select, options) {
+  // a label key as people read it: goal_align -> Goal align (the row page's options read the same)
+  function label(key) { const text = key.replaceAll("_", " "); return text.charAt(0).toUpperCase() + text.slice(1); }
+
+  function fill(select, options, text = (o) => o) {
     const before = select.value;
-    select.replaceChildren(...options.map((o) => el("option", { value: o }, o)));
+    select.replaceChildren(...options.map((o) => el("option", { value: o }, text(o))));
     if (options.includes(before)) select.value = before;
   }
 
@@ -168,7 +171,7 @@
       return;
     }
     fill(document.getElementById("whom"), view.targets);
-    fill(document.getElementById("how"), view.strategies);
+    fill(document.getElementById("how"), view.strategies, label);
     showHelp();
     toggle();
   }
@@ -211,6 +214,7 @@
       title.focus({ preventScroll: true });
     } else {
       toast(unheard ? "Your turn had no words the clients could hear: it counted as silence" : "The clients answered", unheard ? "lasting" : undefined);
+      form.querySelector("input[name=speak]:checked").focus();  // the next step's first control, not the page top
     }
   }
 
@@ -218,4 +222,5 @@
   form.addEventListener("submit", (ev) => { ev.preventDefault(); step(); });
   renderTranscript();
   renderForm();
+  if (!view.done) form.querySelector("input[name=speak]:checked").focus({ preventScroll: true });
 })();

@@ -1,5 +1,5 @@
 // rescue review: one item of a judge-rating questionnaire. Choose 1-5 (click or keys 1-5), save with
-// Enter or the button; saving moves on to the next item not rated yet.
+// Enter, Ctrl+Enter (from the note too) or the button; saving moves on to the next item not rated yet.
 "use strict";
 
 (() => {
@@ -45,8 +45,11 @@
   form.addEventListener("change", mark);
   form.addEventListener("submit", (ev) => { ev.preventDefault(); save(); });
   document.addEventListener("keydown", (ev) => {
-    // a text field (the note, the login dialog's password) keeps its keys; an open dialog has them
-    if (Review.isTyping(ev.target) || document.querySelector("dialog[open]") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (document.querySelector("dialog[open]")) return;  // an open dialog (the login dialog) has the keys
+    // Ctrl+Enter confirms here as on every page, from the note too: save, and on to the next item
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter" && !document.getElementById("rate-save")?.disabled) { ev.preventDefault(); save(); return; }
+    // a text field (the note) keeps its other keys
+    if (Review.isTyping(ev.target) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (/^[1-5]$/.test(ev.key)) {
       const input = form.querySelector(`input[name=score][value="${ev.key}"]`);
       if (input && !input.disabled) { input.checked = true; mark(); }

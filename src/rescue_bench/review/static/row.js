@@ -466,9 +466,13 @@
   function shownFields() {
     return fieldEls.filter((f) => f.offsetParent !== null && f.getClientRects().length > 0);
   }
+  // the top of what shows of the form: below the toolbar, which stays in view over a page that scrolls
+  function shownTop() {
+    return Math.max(form.getBoundingClientRect().top, toolbar.getBoundingClientRect().bottom, 0);
+  }
   function checkSeen() {
     const formBox = form.getBoundingClientRect();
-    const top = Math.max(formBox.top, toolbar.getBoundingClientRect().bottom, 0);
+    const top = shownTop();
     const bottom = Math.min(formBox.bottom, window.innerHeight);
     const height = bottom - top;
     if (height <= 0) return;
@@ -478,13 +482,17 @@
       const inView = Math.min(r.bottom, bottom) - Math.max(r.top, top);
       if (r.height > 0 && inView >= Math.min(r.height, height / 2) - 1) {
         seen.add(f);
+        f.classList.remove("unseen");
       }
     }
   }
   let seenFrame = 0;
   const checkSoon = () => { if (!seenFrame) seenFrame = requestAnimationFrame(() => { seenFrame = 0; checkSeen(); }); };
   document.addEventListener("scroll", checkSoon, true); // capture: the form and the page both scroll
-  window.addEventListener("resize", checkSoon);
+  const toolbarHeight = () => document.documentElement.style.setProperty("--row-toolbar", `${toolbar.offsetHeight}px`);
+  toolbarHeight();
+  window.addEventListener("resize", () => { toolbarHeight(); checkSoon(); });
+  form.addEventListener("toggle", checkSoon, true); // a definitions list opened or closed moves what follows
   // the fields shown that were never in view: marking reviewed scrolls to the first and waits
   function unseenFields() {
     checkSeen();
@@ -494,10 +502,12 @@
     form.dataset.asks = String(Number(form.dataset.asks || 0) + 1); // how often marking reviewed was held back
     for (const f of unseen) f.classList.add("unseen");
     unseen[0].scrollIntoView({ block: "start" });
+    const covered = shownTop() + 6 - unseen[0].getBoundingClientRect().top;  // under the sticky toolbar
+    if (covered > 0) window.scrollBy(0, -covered);
     checkSeen();
     const still = unseenFields();
     const names = unseen.map((f) => fieldLabel(f.dataset.field));
-    toast(`Not marked reviewed yet: ${names.length} field(s) had not been in view (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""}). They are marked and scrolled to: check them, then ${still.length ? "go on (Ctrl+Enter shows the next ones)" : "mark reviewed again"}.`, "lasting");
+    toast(`Not marked reviewed yet: ${names.length} field(s) not yet in view (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""}) are marked. Check them, then ${still.length ? "Ctrl+Enter shows the next ones" : "Ctrl+Enter marks the row reviewed"}.`, "lasting");
   }
 
   // with a select focused, the key printed on a choice picks it (0 = none); any other letter or
@@ -796,8 +806,10 @@
   document.getElementById("flag-form").addEventListener("submit", (ev) => { ev.preventDefault(); flagRow("skipped"); });
   document.getElementById("flag-discard").addEventListener("click", () => flagRow("discarded"));
   document.getElementById("flag-cancel").addEventListener("click", () => flagDialog.close());
+  // Ctrl+Enter confirms here as everywhere (skip, like Enter); discarding has its own key, printed on its button
   flagDialog.addEventListener("keydown", (ev) => {
-    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") { ev.preventDefault(); flagRow("discarded"); }
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") { ev.preventDefault(); flagRow("skipped"); }
+    else if (Review.altShortcut(ev) && ev.code === "KeyD") { ev.preventDefault(); flagRow("discarded"); }
   });
   document.getElementById("flag-clear").addEventListener("click", () => save(undefined, { state: null }));
   flagDialog.addEventListener("close", () => form.focus({ preventScroll: true }));
@@ -808,9 +820,20 @@
   document.getElementById("keys-close").addEventListener("click", () => keys.close());
   keys.addEventListener("close", () => form.focus({ preventScroll: true }));
 
-  // The row's shortcuts. A text box outside the form (a comment) keeps its own keys only; a text
-  // field of the form keeps Ctrl+S and Ctrl+Enter (they save what was typed) and lets Alt keys type;
-  // Esc leaves a field for the form region, where every shortcut acts. An open dialog has the keys.
+  // The row's shortcuts. The Alt keys act from anywhere, a text field too (Review.altShortcut); a text
+  // field keeps its other keys: one of the form keeps Ctrl+S and Ctrl+Enter (they save what was
+  // typed), the comment box Ctrl+Enter (it posts the comment); Esc leaves a field for the form
+  // region, where every shortcut acts. An open dialog has the keys.
+  const alt = {
+    KeyC: () => {
+      const box = document.getElementById("comment-text");
+      box.scrollIntoView({ block: "nearest" });
+      box.focus();
+    },
+    KeyN: (shift) => go(shift ? "next-segment" : "next-row"),
+    KeyP: (shift) => { if (!shift) go("prev-row"); },
+    KeyJ: (shift) => jump(shift ? -1 : 1),
+  };
   document.addEventListener("keydown", (ev) => {
     if (document.querySelector("dialog[open]")) return;
     const t = ev.target;
@@ -818,6 +841,11 @@
     const isSave = mod && !ev.altKey && (ev.key === "s" || ev.key === "S");
     const typing = Review.isTyping(t);
     if (ev.key === "Escape" && t !== form && (form.contains(t) || typing)) { ev.preventDefault(); form.focus({ preventScroll: true }); return; }
+    if (Review.altShortcut(ev)) {
+      const act = alt[ev.code] || (!ev.shiftKey && media.keys[ev.code]);
+      if (act) { ev.preventDefault(); act(ev.shiftKey); }
+      return;
+    }
     if (typing && !form.contains(t)) {
       if (isSave) { ev.preventDefault(); toast("Ctrl+S saves the row's form; this box is not part of it (Esc leaves the box)"); }
       return;
@@ -827,17 +855,6 @@
     else if (typing) return;
     else if (ev.ctrlKey && ev.code === "Space") { ev.preventDefault(); askFlag(); }
     else if (ev.key === "?" && !mod && !ev.altKey) { ev.preventDefault(); keys.showModal(); }
-    else if (ev.altKey && !ev.shiftKey && ev.code === "KeyC") {
-      ev.preventDefault();
-      const box = document.getElementById("comment-text");
-      box.scrollIntoView({ block: "nearest" });
-      box.focus();
-    }
-    else if (ev.altKey && ev.shiftKey && ev.code === "KeyN") { ev.preventDefault(); go("next-segment"); }
-    else if (ev.altKey && ev.code === "KeyN") { ev.preventDefault(); go("next-row"); }
-    else if (ev.altKey && ev.code === "KeyP") { ev.preventDefault(); go("prev-row"); }
-    else if (ev.altKey && ev.code === "KeyJ") { ev.preventDefault(); jump(ev.shiftKey ? -1 : 1); }
-    else if (ev.altKey && media.keys[ev.code]) { ev.preventDefault(); media.keys[ev.code](); }
   });
 
   // Alt+J / Alt+Shift+J: the next / previous label list of this row (utterance type, relation cycle
