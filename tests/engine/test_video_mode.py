@@ -183,21 +183,27 @@ def test_a_video_run_loads_the_clips_and_builds_each_task_once(isolated_env, cli
     built once, then the video check and the evaluation read that plan (they each loaded and built
     it again: three loads, three builds per task)."""
     import rescue_bench.data.load as load
+    import rescue_bench.data.validate as validate
     import rescue_bench.tasks as tasks
+    import rescue_bench.tasks.build as build
 
     calls = {"load": 0, "build": 0}
-    real_load, real_build = load.load_clips, tasks.build_instances
+    real_read, real_build = load.read_paths, build.build_checked
 
-    def counted_load(*args, **kwargs):
+    def counted_read(*args, **kwargs):
         calls["load"] += 1
-        return real_load(*args, **kwargs)
+        return real_read(*args, **kwargs)
 
     def counted_build(*args, **kwargs):
         calls["build"] += 1
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(load, "load_clips", counted_load)
-    monkeypatch.setattr(tasks, "build_instances", counted_build)
+    # Every way in is counted: load_clips and load_checked read through read_paths; build_instances
+    # and the plan's build_checked through build_checked.
+    for module in (load, validate):
+        monkeypatch.setattr(module, "read_paths", counted_read)
+    for module in (tasks, build):
+        monkeypatch.setattr(module, "build_checked", counted_build)
     with FakeOpenAI(Watcher()) as server:
         result = _eval(server, clips_dir, tmp_path / "run", "--workers", "1", "--tasks", "itp,er")
     assert result.exit_code == 0, result.output + result.stderr

@@ -253,7 +253,7 @@ def _no_link_below(out: Path, dest: Path) -> None:
 def plan_practice_export(db: Database, out: Path, user: str | None, simulator: str | None = None) -> list[practice.PracticeRun]:
     """Each person's finished episodes as the run the export writes (``out``, or ``out/<name>`` for
     several people), checked before anything is written: episodes to export, one simulator and
-    objective per person, no file where a folder goes, no symbolic link where a person's folder goes."""
+    objective per person, no file where a folder goes, no symbolic link on the way to a file it writes."""
     by_user = finished_practice(db, user, simulator)
     if not by_user:
         raise Invalid(f"no finished practice episode{f' of {user}' if user else ''}{f' against {simulator}' if simulator else ''} in this database", "user")
@@ -261,9 +261,9 @@ def plan_practice_export(db: Database, out: Path, user: str | None, simulator: s
     taken = next((f for f in [out, *(r.folder for r in runs)] if f.exists() and not f.is_dir()), None)
     if taken is not None:
         raise Invalid(f"cannot write {taken}: a file is where its folder goes", "out")
-    linked = next((r.folder for r in runs if r.folder != out and r.folder.is_symlink()), None)
-    if linked is not None:  # OUT/<user> pointing elsewhere (/etc, as root) is never followed
-        raise Invalid(f"cannot write {linked}: it is a symbolic link; export into a folder of its own", "out")
+    for run in runs:  # OUT/<user> or OUT/<user>/results pointing elsewhere (/etc, as root) is never followed
+        for file in practice.RESULT_FILES:
+            _no_link_below(out, run.folder / file)
     return runs
 
 

@@ -911,13 +911,18 @@ def practice_run(username: str, records: list[dict[str, Any]], folder: Path) -> 
     )
 
 
+RESULT_FILES = (Path("results") / f"{SIM_TASK}.jsonl", Path("summary.json"))
+"""What :func:`write_results` writes, relative to its folder."""
+
+
 def write_results(folder: Path, run: PracticeRun, *, seed: int = 0) -> dict[str, Any]:
-    """Write ``folder/results/sim.jsonl`` and ``folder/summary.json`` (the files of ``rescue sim
-    eval`` but ``run.json``, which the run lifecycle writes); returns the summary."""
+    """Write :data:`RESULT_FILES`: ``folder/results/sim.jsonl`` and ``folder/summary.json`` (the
+    files of ``rescue sim eval`` but ``run.json``, which the run lifecycle writes); returns the summary."""
     from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 
-    (folder / "results").mkdir(parents=True, exist_ok=True)
-    atomic_write_jsonl(folder / "results" / f"{SIM_TASK}.jsonl", run.records)
+    records, summary_file = (folder / f for f in RESULT_FILES)
+    records.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_jsonl(records, run.records)
     summary = summary_json(SimSummary(sim=summarize(run.records, seed=seed)))
-    atomic_write_json(folder / "summary.json", summary)
+    atomic_write_json(summary_file, summary)
     return summary
