@@ -240,37 +240,48 @@ def test_no_table_of_the_admins_dashboard_is_cut_off(browser: Any, site: Deploym
 
 def test_practice_steps_by_keyboard_keep_the_focus_on_the_next_step_and_its_button_in_view(browser: Any, site: Deployment):
     """After each step the focus went back to the page's top, "Take this step" sat below the fold at
-    1366x768, and the strategies read as their ids (goal_align)."""
+    1366x768, and the strategies read as their ids (goal_align). At the end the focus is on what the
+    end says: that the debrief waits for the other sessions, or, on the last, the debrief itself."""
     from tests.review.helpers import DEMO
-    from tests.review.practice_helpers import import_catalogue
+    from tests.review.practice_helpers import import_catalogue, open_debriefs
 
     import_catalogue(site.db_url, DEMO, horizon=3)
     p = Page(browser, site, "alice")
     page = p.page
-    p.goto("/practice")
-    page.locator("button.practice-play").first.click()
-    page.wait_for_selector("#transcript li")
-    for step in (1, 2, 3):
-        button = page.locator("#take-step").bounding_box()
-        assert button and 0 <= button["y"] and button["y"] + button["height"] <= 768, (step, button)
-        assert page.evaluate("document.activeElement.name") == "speak", step  # the step's first control
-        labels = page.locator("#how option").all_inner_texts()
-        assert labels and all("_" not in t and t[0].isupper() for t in labels), labels
-        if step == 1:
-            p.shot("screens-practice-step1.png")
-        # the keys: Tab to whom (Down picks the next), Tab to the strategy, Tab to the words, Tab to the button, Enter
-        page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement.id") == "whom"
-        page.keyboard.press("ArrowDown")
-        page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement.id") == "how"
-        page.keyboard.press("Tab")
-        page.keyboard.type(f"It sounds like this has been hard for both of you ({step}).")
-        page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement.id") == "take-step"
-        page.keyboard.press("Enter")
-        if step < 3:
-            page.wait_for_selector(f"#step-count:has-text('step {step + 1} of 3')")
+
+    def play(start: str, shot: str) -> None:
+        p.goto("/practice")
+        page.locator(f"button.practice-play[data-start='{start}']").click()
+        page.wait_for_selector("#transcript li")
+        for step in (1, 2, 3):
+            button = page.locator("#take-step").bounding_box()
+            assert button and 0 <= button["y"] and button["y"] + button["height"] <= 768, (step, button)
+            assert page.evaluate("document.activeElement.name") == "speak", step  # the step's first control
+            labels = page.locator("#how option").all_inner_texts()
+            assert labels and all("_" not in t and t[0].isupper() for t in labels), labels
+            if step == 1:
+                p.shot(shot)
+            # the keys: Tab to whom (Down picks the next), Tab to the strategy, Tab to the words, Tab to the button, Enter
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.id") == "whom"
+            page.keyboard.press("ArrowDown")
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.id") == "how"
+            page.keyboard.press("Tab")
+            page.keyboard.type(f"It sounds like this has been hard for both of you ({step}).")
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.id") == "take-step"
+            page.keyboard.press("Enter")
+            if step < 3:
+                page.wait_for_selector(f"#step-count:has-text('step {step + 1} of 3')")
+        page.wait_for_selector("#step-count:has-text('3 of 3 steps')")
+
+    starts = [s["id"] for s in site.client("alice").get("/api/practice").json()["starts"]]
+    play(starts[0], "screens-practice-step1.png")
+    assert page.evaluate("document.activeElement.id") == "debrief-later"
+    assert f"{len(starts) - 1} left" in page.locator("#debrief-later").inner_text() and page.locator("#debrief").is_hidden()
+    open_debriefs(site.client("alice"), leave=starts[1])
+    play(starts[1], "screens-practice-last-step1.png")
     page.wait_for_selector("#debrief:not([hidden])")
     assert page.evaluate("document.activeElement.id") == "debrief-title"
     p.shot("screens-practice-debrief.png")
