@@ -127,6 +127,26 @@ def test_garbage_gives_subtitle_rows_with_problems_never_silence(isolated_env, a
     assert runner.invoke(app, ["data", "validate", str(assets / "drafts.jsonl")]).exit_code == 0
 
 
+def test_the_problem_count_is_what_the_drafts_hold_and_validate_counts(isolated_env, assets):
+    """The attack: a window whose answers hold no rows puts a problem on every row and two more on the
+    window's record; the command counted both (12 against validate's 10 on a 9-cue segment)."""
+    with FakeOpenAI(DraftResponder("garbage")) as server:
+        result = _draft(server, assets, "--limit", "1")
+        assert result.exit_code == 0, result.output
+    (clip,) = read_jsonl(assets / "drafts.jsonl")
+    on_rows = sum(len(r.get("draft_problems", [])) for r in clip["rows"])
+    assert any(w["problems"] for w in clip["draft"]["windows"])  # the window's own record has some too
+    validate = runner.invoke(app, ["data", "validate", str(assets / "drafts.jsonl")])
+    assert f"{on_rows} draft problems left in {len(clip['rows'])} rows" in validate.output, validate.output
+    (run_json,) = (assets / ".draft-run").glob("*/run.json")
+    assert json.loads(run_json.read_text())["calls"]["problems"] == on_rows
+    header = next(line for line in result.output.splitlines() if "rows" in line and "┃" in line)
+    row = next(line for line in result.output.splitlines() if line.startswith("│"))
+    columns = [c.strip() for c in header.strip("┃ ").split("┃")]
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[columns.index("rows") + 1] == str(on_rows)  # the column after rows: the problems kept
+
+
 def test_long_segments_go_in_windows_with_a_carried_summary(isolated_env, assets):
     responder = DraftResponder("valid")
     with FakeOpenAI(responder) as server:
