@@ -6,8 +6,11 @@ always recomputes exactly from its records.
 
 Rules: an answer that cannot be parsed or names no valid label is *invalid*, counted as wrong and
 reported in ``invalid_rate`` and, by cause (:class:`~rescue_bench.records.InvalidCause`), in
-``invalid_causes``; it is never dropped nor filled from the gold. For ER and VP an invalid answer
-gets judge score 1 and (ER) intensity score 1 without a judge call, and BERTScore 0.
+``invalid_causes``; it is never dropped nor filled from the gold. For ER an invalid answer gets the
+intensity score 1 (no model needed). Its judge score 1 (and ER's combined score 1) and its BERTScore
+0 are the floors of the judge and of BERTScore: given without a call when the judge
+(:func:`with_judge`) or BERTScore (:func:`with_bertscore_floor`) is part of the run, and left
+``None`` when it is not, so a score nobody computed is never shown.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "summarize",
     "task_metrics",
     "with_authors_judge",
+    "with_bertscore_floor",
     "with_judge",
 ]
 
@@ -122,19 +126,32 @@ def base_record(
 
 
 def with_judge(record: ResultRow, judge_score: int | None, flagged: bool = False) -> ResultRow:
-    """``record`` with its judge score set (valid ER/VP answers only); ER's ``score`` follows.
+    """``record`` with its judge score set, in a run that has a judge; ER's ``score`` follows.
 
-    ``flagged``: the judge's reply never fit the scale, so the score is the floor and the record's
-    cause ``judge_failed``."""
+    A valid answer gets ``judge_score`` (``flagged``: the judge's reply never fit the scale, so the
+    score is the floor and the record's cause ``judge_failed``); an invalid one gets the judge's
+    floor, :data:`INVALID_JUDGE_SCORE`, without a call (``judge_score`` is ignored)."""
     if not record["valid"]:
-        return record
-    out: ResultRow = {**record, "judge_score": judge_score, "judge_flagged": flagged}
+        out: ResultRow = {**record, "judge_score": INVALID_JUDGE_SCORE}
+        floor = rule(out["task"]).after_judge
+        if floor is not None:
+            out.update(floor(out, INVALID_JUDGE_SCORE))
+        return out
+    out = {**record, "judge_score": judge_score, "judge_flagged": flagged}
     if flagged:
         out["cause"] = InvalidCause.JUDGE_FAILED
     follow = rule(out["task"]).after_judge
     if follow is not None:
         out.update(follow(out, judge_score))
     return out
+
+
+def with_bertscore_floor(record: ResultRow) -> ResultRow:
+    """``record`` (of a run that computes BERTScore) with BERTScore's floor, :data:`INVALID_BERTSCORE`,
+    when it is an invalid ER/VP answer (there is no text to compare); any other record as it is."""
+    if record["valid"] or not rule(record["task"]).judged:
+        return record
+    return {**record, "bertscore": INVALID_BERTSCORE}
 
 
 AUTHORS_RUBRIC_MAX = TARGET_SCALE.hi + VIEWPOINT_SCALE.hi

@@ -15,6 +15,8 @@ from rescue_bench.agent import (
     parse_strategy,
     parse_turn,
     parse_whom_how,
+    with_bertscores,
+    with_judges,
 )
 from rescue_bench.agent.points import most_distressed, therapist_recipients
 from rescue_bench.data.models import Row
@@ -124,7 +126,10 @@ def test_failed_whom_how_call_and_record_errors(points):
     chain, _ = drive(p2, {"state": "{}", "when": "yes", "whom_how": None, "how_gold": "evoke"})
     record = chain_record(p2, chain.results, "explicit")
     assert "turn" not in record["steps"]
-    assert record["scores"]["turn"] == {"valid": False, "judge_real": 1, "bertscore": 0.0, "judge_strategy": 1}
+    # the turn owed and not given: nothing computed yet, then the floors of the judge and BERTScore in a run that has them
+    assert record["scores"]["turn"] == {"valid": False, "judge_real": None, "bertscore": None, "judge_strategy": None}
+    floored = with_bertscores(with_judges(record, {}), {})
+    assert floored["scores"]["turn"] == {"valid": False, "judge_real": 1, "bertscore": 0.0, "judge_strategy": 1}
     assert record["scores"]["neglect_agent"] is True  # it spoke and named nobody: the distressed client is left out
     assert record["valid"] is False and record["error"].startswith("state:")
 

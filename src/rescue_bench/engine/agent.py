@@ -317,22 +317,22 @@ def run_agent(
 
 
 def add_chain_bertscore(records: list[AgentRecord], backbone: str | None) -> tuple[list[AgentRecord], str | None]:
-    """Every chain record with its BERTScore values filled in, in one batch (backbone used, or None
-    when BERTScore is not installed)."""
-    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+    """Every chain record with its BERTScore values filled in, in one batch, and the floors of its
+    unusable parts (backbone used, or None when BERTScore is not installed: nothing is filled in)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, usable_backbone
 
     todo = [(i, key, pred, ref) for i, r in enumerate(records) for key, pred, ref in bertscore_requests(r)]
-    if not todo:
+    if not records:
         return records, None
     try:
-        backbone = backbone or default_backbone()
-        values = bertscore_f1([t[2] for t in todo], [t[3] for t in todo], backbone=backbone)
+        backbone = usable_backbone(backbone)
+        values = bertscore_f1([t[2] for t in todo], [t[3] for t in todo], backbone=backbone) if todo else []
     except BertScoreUnavailable:
         return records, None
     per: dict[int, dict[str, float]] = {}
     for (i, key, _, _), value in zip(todo, values):
         per.setdefault(i, {})[key] = value
-    return [with_bertscores(r, per[i]) if i in per else r for i, r in enumerate(records)], backbone
+    return [with_bertscores(r, per.get(i, {})) for i, r in enumerate(records)], backbone
 
 
 def call_counts(records: Sequence[AgentRecord], single: Sequence[ResultRow]) -> AgentCalls:

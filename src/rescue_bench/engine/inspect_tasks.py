@@ -183,6 +183,8 @@ def rescue_scorer(
             elif judge is not None and record["valid"]:
                 value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel, seed)
                 record = with_judge(record, value, flagged)
+            elif judge is not None:  # an invalid answer takes the judge's floor, without a call
+                record = with_judge(record, None)
         except Exception as exc:  # noqa: BLE001 - the judge's call failed after its retries: not the model's fault
             record = judge_failure(record, exc, authors=authors)
         if channel is not None:

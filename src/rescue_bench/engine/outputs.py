@@ -45,20 +45,26 @@ def judge_fingerprint() -> str:
 
 
 def add_bertscore(records: list[ResultRow], backbone: str | None) -> str | None:
-    """Fill ``bertscore`` of valid ER/VP records in one batch; return the backbone used (None if skipped)."""
-    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
-    from rescue_bench.scoring import bertscore_pairs
+    """Fill ``bertscore`` of ER/VP records: valid ones scored in one batch, invalid ones BERTScore's
+    floor; return the backbone used (``None``: BERTScore is not installed, or the run has no ER/VP
+    record, and every ``bertscore`` stays empty)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, usable_backbone
+    from rescue_bench.scoring import bertscore_pairs, with_bertscore_floor
+    from rescue_bench.task_table import rule
 
-    todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
-    if not todo:
+    judged = [i for i, r in enumerate(records) if rule(r["task"]).judged]
+    if not judged:
         return None
+    todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
     try:
-        backbone = backbone or default_backbone()
-        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone)
+        backbone = usable_backbone(backbone)
+        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone) if todo else []
     except BertScoreUnavailable:
         return None
     for (record, _), value in zip(todo, scores):
         record["bertscore"] = value
+    for i in judged:
+        records[i] = with_bertscore_floor(records[i])
     return backbone
 
 
