@@ -55,6 +55,25 @@ def test_parse_state_forms():
         assert not parse_state(garbage, CLIENTS, PATTERNS).valid
 
 
+def test_an_echoed_step_template_is_no_answer():
+    """The attack: the step's answer template sent back. A turn of "<what the therapist says ...>" was
+    a valid turn, a placeholder stance a valid stance, and the timing template's alternatives a "no"."""
+    from rescue_bench.agent.prompts import CONTRACT
+
+    echoed_turn = parse_turn(CONTRACT["turn"])
+    assert not echoed_turn.valid and "template" in (echoed_turn.error or "")
+    assert not parse_turn("<what the therapist says, one to three sentences>").valid
+    assert not parse_itp(CONTRACT["when"]).valid and not parse_itp("I keep listening. " + CONTRACT["when"]).valid
+    echoed_state = parse_state(CONTRACT["state"].replace("<integer 0-10>", "5"), CLIENTS, PATTERNS)
+    assert not echoed_state.valid
+    placeholder_stance = parse_state(
+        '{"emotions": [{"client": "Ann", "emotion": "hurt", "intensity": 6}], '
+        '"stances": [{"source": "Ann", "target": "Bob", "viewpoint": "<what source thinks of target>"}]}', CLIENTS, PATTERNS,
+    )
+    assert placeholder_stance.valid and placeholder_stance.prediction["stances"] == {}  # the emotion counts, the placeholder not
+    assert parse_turn('{"turn": "Say more about that."}').valid  # the control: a turn is a turn
+
+
 def test_parse_whom_how_keeps_a_usable_part():
     assert parse_whom_how('{"target": "the couple", "strategy": "Goal Alignment"}', ["Ann", "Bob", "Couple"], ["goal_align"]).prediction == {"whom": "Couple", "how": "goal_align"}
     half = parse_whom_how('{"target": "Bob", "strategy": "hug"}', CLIENTS, ["track"])

@@ -502,7 +502,8 @@ def causes_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]
         notes=[
             "Each cell: percent of the scenario's instances (their count). The causes up to out-of-range value add up to the "
             "invalid answers: no answer (an empty reply), context overflow (the prompt did not fit the model's context "
-            "window), no JSON, JSON without the key, an unknown label, an out-of-range value. Judge failed counts valid "
+            "window), no JSON, an echoed template (the prompt's answer template sent back), JSON without the key, an "
+            "unknown label, an out-of-range value. Judge failed counts valid "
             "answers that no judge scored (they get the floor score). Every unusable answer is scored as wrong.",
             "Trimmed prompts (rescue eval --on-overflow trim) fit the window once their oldest context rows were left "
             "out; they are answered and scored as usual.",
