@@ -53,6 +53,8 @@ RunKind = Literal["eval", "agent", "sim", "sim_fidelity", "draft", "single_task_
 """What wrote a ``run.json``: the five run commands, and the agent's single-task ablation."""
 RunStatus = Literal["running", "success", "failed"]
 """A run's ``status``: one meaning for every kind."""
+Counts = dict[str, int | dict[str, int]]
+"""``run.json``'s ``counts``: numbers by name, and numbers by cause under a name (``invalid``)."""
 
 
 class _Open(BaseModel):
@@ -300,8 +302,9 @@ class RunInfo(_Open):
     kind: RunKind | None = None
     status: RunStatus | None = None
     """``running`` (written before the first call), ``success`` or ``failed``."""
-    counts: dict[str, int] | None = None
-    """What the run did and what failed (instances, answered, calls failed ...), per kind."""
+    counts: Counts | None = None
+    """What the run did and what failed (instances, answered, calls failed ...), per kind; ``rescue
+    eval``'s add up (:class:`rescue_bench.scoring.AnswerCounts`), its unusable answers by cause."""
     failure: str | None = None
     """The one line of a failed run (``None`` when it succeeded)."""
     identity: RunIdentity | None = None

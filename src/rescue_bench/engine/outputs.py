@@ -25,6 +25,7 @@ from rescue_bench.fileio import atomic_write_json, atomic_write_jsonl
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import (
     BertscoreUse,
+    Counts,
     EvalRunInfo,
     GenerateRequest,
     OverflowReport,
@@ -120,23 +121,26 @@ def request_record(intended: GenerateRequest, sent: GenerateRequest | None, prev
     return RequestRecord(intended=intended, sent=sent, sent_by="this run" if sent is not None else None)
 
 
-def run_status(records: Sequence[Mapping[str, Any]], evaluated: Evaluated[Any], absorbed: list[str] | None = None) -> RunStatus:
+def run_status(
+    records: Sequence[Mapping[str, Any]], evaluated: Evaluated[Any], absorbed: list[str] | None = None, numbers: Counts | None = None
+) -> RunStatus:
     """``status``, ``counts`` and ``failure`` of ``run.json`` (``failure`` is the one line of a failed run).
 
     ``absorbed``: errors of calls that failed and that the caller went on without (an agent's chain
-    steps and judge calls); they fail the run too."""
-    numbers = counts(records, evaluated.unanswered)
+    steps and judge calls); they fail the run too. ``numbers``: the run's counts when its kind counts
+    more than :func:`~rescue_bench.engine.runfolder.counts` does (``rescue eval``'s answers)."""
+    tally: Counts = dict(numbers) if numbers is not None else dict(counts(records, evaluated.unanswered))
     messages = [m.removeprefix("no answer: ") for m in evaluated.unanswered.values()]
     messages += [str(r.get("judge_error")) for r in records if r.get("judge_failed")]
     if absorbed is not None:
-        numbers["failed_calls"] = len(absorbed)
+        tally["failed_calls"] = len(absorbed)
         messages += absorbed
     errored = sum(1 for status in evaluated.statuses if status == "error")
     if errored:  # an inspect_ai task that ended in error (its scorer or metrics failed): not a finished run
-        numbers["task_errors"] = errored
+        tally["task_errors"] = errored
         messages.append(f"{errored} inspect_ai task logs ended in error (inspect view --log-dir {evaluated.logs and Path(evaluated.logs[0]).parent})")
-    line = failure_line(numbers, messages)
-    return RunStatus("failed" if line else "success", numbers, line)
+    line = failure_line(tally, messages)
+    return RunStatus("failed" if line else "success", tally, line)
 
 
 def overflow_report(records: Sequence[ResultRow], policy: str) -> OverflowReport:
@@ -175,13 +179,14 @@ def write_outputs(
     (``run.json``'s ``video``). A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed`
     once ``results/`` and ``run.json`` are written (no ``summary.json``).
     """
+    from rescue_bench.scoring import answer_counts
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
     settings = cast(EvalSettings, start.settings)
     out = Path(settings.out)
     records = evaluated.records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
-    outcome = run_status(records, evaluated)
+    outcome = run_status(records, evaluated, numbers=cast(Counts, answer_counts(records, evaluated.unanswered).model_dump()))
     overflow = overflow_report(records, settings.on_overflow)
     if settings.on_overflow == "fail" and overflow.overflow and outcome.status != "failed":
         outcome = RunStatus("failed", outcome.counts, overflow_failure(overflow, records))

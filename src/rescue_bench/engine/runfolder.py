@@ -43,6 +43,7 @@ from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.runinfo import (
     KINDS,
     RUN_JSON,
+    Counts,
     Estimate,
     GitRevision,
     RecordedSettings,
@@ -202,7 +203,7 @@ def cause_of(message: str) -> str:
     return "the calls failed"
 
 
-def failure_line(numbers: dict[str, int], messages: Sequence[str]) -> str | None:
+def failure_line(numbers: Mapping[str, Any], messages: Sequence[str]) -> str | None:
     """The one line of a failed run (``None``: the run succeeded): the cause, the counts, what to do."""
     if not any(numbers.get(k) for k in ("without_answer", "judge_failures", "failed_calls", "task_errors")):
         return None
@@ -232,7 +233,7 @@ class RunStatus:
     """``status``, ``counts`` and ``failure`` of a finished run's ``run.json``."""
 
     status: StatusName
-    counts: dict[str, int] | None
+    counts: Counts | None
     failure: str | None = None
 
 

@@ -36,7 +36,7 @@ from rescue_bench.report.analysis import (
     UsageRow,
     per_label_union,
 )
-from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+from rescue_bench.scoring import HEADLINE, PARSE_CAUSES, SUMMARY_SCENARIOS, AnswerCounts
 from rescue_bench.task_table import TASK_TABLE, rule
 
 MISSING = "–"
@@ -448,6 +448,29 @@ def confusion_table(conf: Confusion, *, name: str, title: str) -> Table:
     header = [("", "gold \\ predicted")] + [("", c) for c in conf.columns]
     rows = [[label] + [str(v) for v in row] for label, row in zip(conf.labels, conf.matrix)]
     return Table(name=name, title=title, header=header, rows=rows)
+
+
+def outcomes_table(per_run: Sequence[tuple[str, AnswerCounts]]) -> Table:
+    """What became of every instance of each run (``run.json``'s counts): answered, usable or unusable
+    by cause; refused as longer than the model's context window; without an answer."""
+    header = [("", "Run"), ("", "Instances"), ("", "Answered"), ("", "Usable")]
+    header += [("Unusable:", CAUSE_LABELS[c]) for c in PARSE_CAUSES]
+    header += [("", "Refused as too long"), ("", "Without an answer")]
+    rows = [
+        [name, str(c.instances), str(c.answered), str(c.usable)]
+        + [str(c.invalid.get(str(cause), 0)) for cause in PARSE_CAUSES]
+        + [str(c.overflow), str(c.without_answer)]
+        for name, c in per_run
+    ]
+    return Table(
+        name="outcomes",
+        title="What became of every instance",
+        header=header,
+        rows=rows,
+        notes=["Each instance counts once: answered (usable, or unusable by cause) + refused as longer than the model's "
+               "context window + without an answer (a call that failed) = instances. The same counts as run.json's "
+               "counts and the Answers line of rescue eval."],
+    )
 
 
 def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]) -> Table:
