@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from rescue_bench.cli import app
 from rescue_bench.data.load import demo_path, load_clips
-from rescue_bench.engine.baseline_api import INSTANCE_KEY
 from rescue_bench.engine.inspect_tasks import SAMPLE_METADATA, instance_sample
 from rescue_bench.tasks import BuildOptions, build_instances
 from rescue_bench.testing import FakeOpenAI, ValidAnswers
@@ -39,7 +38,7 @@ def test_a_sample_carries_the_prompt_and_where_it_comes_from() -> None:
     assert set(sample.metadata) == {"task", "sample_id", "scenario", "row"}
     assert json.loads(str(sample.target)) == instance.gold
     system, user = sample.input  # type: ignore[misc]
-    assert user.metadata == {INSTANCE_KEY: instance.id}  # the baseline's lookup, and the cache key's instance
+    assert not user.metadata  # the prompt alone keys the response cache; the baseline finds the instance in its scope
 
 
 def test_logs_open_with_every_sample_and_its_record(isolated_env: Path) -> None:

@@ -60,7 +60,7 @@ from rescue_bench.agent.record import AgentRecord
 
 # the tasks' engine pieces, reused so the agent's calls share the run's cache, call slots, judge
 # re-ask and record collection with the single-task calls of the same run
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.dryrun import DryRun, agent_estimate
 from rescue_bench.engine.evaluate import gather_records, log_usage, role_usage, run_inspect, sample_errors
 from rescue_bench.engine.inspect_tasks import rescue_task
@@ -133,8 +133,9 @@ def chain_solver(
                 chain.answer(raw, None if raw is not None else "the baseline has no answer for this step")
                 continue
             try:
-                async with call_slot(channel):
-                    output = await model.generate(to_messages(request.messages), cache=CACHE if cache else False)
+                messages = to_messages(request.messages)
+                async with call_slot(channel, request_key(str(model), messages)):
+                    output = await model.generate(messages, cache=CACHE if cache else False)
             except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
                 chain.answer(None, call_error(exc))
                 if channel is not None:  # not the model's answer: the run is failed (and resumable)

@@ -21,8 +21,8 @@ from inspect_ai.solver import Generate, TaskState, generate, solver
 
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
 from rescue_bench.data.load import load_clips
-from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.baseline_api import BaselinePool, open_pool
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.engine.overflow import OnOverflow, error_overflow, fit, output_overflow
 from rescue_bench.labels import TASKS, CueMode, EvalMode, Rubric, TaskName, is_baseline
@@ -51,10 +51,9 @@ def instance_sample(instance: Instance) -> Sample:
     scoring needs stays with the task (:func:`rescue_task`) instead of riding along in the metadata.
     """
     prompt = render(instance)
-    # the instance id on the user message (never sent to a provider) is what the baseline provider
-    # answers from, and it keys the response cache per instance: two instances whose prompts happen
-    # to be the same (copies of a clip) are two calls, as they were always
-    user = ChatMessageUser(content=prompt.user, metadata={INSTANCE_KEY: instance.id})
+    # the prompt alone: the response cache keys a request by what it sends, so two instances whose
+    # prompts are the same (a clip's RPP prompts with every row left out, copies of a clip) are one call
+    user = ChatMessageUser(content=prompt.user)
     return Sample(
         id=instance.id,
         input=[ChatMessageSystem(content=prompt.system), user],
@@ -221,7 +220,7 @@ def answer(
     make = sample or instance_sample
 
     async def call(state: TaskState, generate_fn: Generate) -> tuple[TaskState, str | None]:
-        async with call_slot(channel):
+        async with call_slot(channel, request_key(str(state.model), state.messages)):
             try:
                 state = await gen(state, generate_fn)
             except Exception as exc:
@@ -237,7 +236,7 @@ def answer(
 
     async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
         if is_baseline(str(state.model)):
-            with open_pool(pool):
+            with open_pool(pool, str(state.sample_id)):
                 return await gen(state, generate_fn)
         state, refused = await call(state, generate_fn)
         if refused is not None and on_overflow == "trim" and pool is not None:

@@ -41,7 +41,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
 
 from rescue_bench.agent import AgentOptions, baseline_chain_answers
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.dryrun import DryRun, sim_estimate
 from rescue_bench.engine.evaluate import log_usage, role_usage, run_inspect, sample_errors
 from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
@@ -175,8 +175,9 @@ async def _call(
     model: Model, messages: Sequence[dict[str, Any]], cache: bool, channel: RunChannel | None, config: GenerateConfig | None = None
 ) -> tuple[str | None, str | None]:
     try:
-        async with call_slot(channel):
-            output = await model.generate(to_messages(messages), cache=CACHE if cache else False, config=config or GenerateConfig())
+        chat = to_messages(messages)
+        async with call_slot(channel, request_key(str(model), chat)):
+            output = await model.generate(chat, cache=CACHE if cache else False, config=config or GenerateConfig())
     except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
         return None, call_error(exc)
     ok = output.choices and not output.error
