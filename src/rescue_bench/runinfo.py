@@ -134,9 +134,10 @@ class GitRevision(_Open):
 
 
 class RoleEstimate(Ordered):
-    """One role's part of ``estimate``: calls at most, the prompt estimated, the output at most."""
+    """One role's part of ``estimate``: calls at most and expected, the expected prompt, the output at most."""
 
     calls: int = 0
+    expected_calls: int | None = None
     prompt_chars: int = 0
     prompt_tokens: int = 0
     max_output_tokens: int | None = 0

@@ -438,8 +438,12 @@ def print_dry_run(dry: Any, price_in: float | None, price_out: float | None) -> 
     console.print(table)
     from rescue_bench.engine.dryrun import CHARS_PER_TOKEN
 
-    console.print(f"prompt tokens are estimated as characters / {CHARS_PER_TOKEN:g}; calls include every re-ask, not retries",
-                  highlight=False, markup=False)
+    console.print(
+        f"calls and output tokens: at most (every re-ask, trimming and chain step; no retries); prompt chars and tokens: "
+        f"expected (every answer usable at the first ask, the agent speaking where the annotated therapist spoke, "
+        f"{dry.expected_calls:,} calls), tokens as characters / {CHARS_PER_TOKEN:g}",
+        highlight=False, markup=False,
+    )
     for note in dry.notes:
         console.print(f"note: {note}", highlight=False, markup=False)
     if price_in is not None or price_out is not None:

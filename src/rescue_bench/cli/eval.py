@@ -161,6 +161,7 @@ def eval_command(
     bertscore: bool = Bertscore,
     workers: str = setting(EvalSettings, "workers", "--workers"),
     on_overflow: str = setting(EvalSettings, "on_overflow", "--on-overflow"),
+    context_window: Optional[int] = setting(EvalSettings, "context_window", "--context-window"),
     run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""

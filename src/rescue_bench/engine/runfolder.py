@@ -60,7 +60,9 @@ from rescue_bench.runinfo import (
 RUN_FILES = ("results", "summary.json", RUN_JSON, "logs", "single", ".workers", "missing_clips.jsonl")
 """What a run writes in its folder: all ``--overwrite`` removes (nothing else is touched)."""
 
-NOT_IDENTITY = {"out", "display", "workers", "max_connections", "max_retries", "timeout", "log_samples", "cache", "max_failed_share"}
+NOT_IDENTITY = {
+    "out", "display", "workers", "max_connections", "max_retries", "timeout", "log_samples", "cache", "max_failed_share", "context_window",
+}
 """Settings that change how a run goes, not what it computes: a resumed run may change them."""
 
 

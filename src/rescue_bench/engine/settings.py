@@ -155,6 +155,14 @@ class EvalSettings(RunSettings):
         ),
     )
     assets: str | None = Field(default=None, description="--mode video: assets folder with the row clips (rescue annotate clips).")
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "The model's context window in tokens, when you know it: the estimate (--dry-run, run.json) counts the prompts "
+            "that will not fit, which cost nothing, and what trimming them costs; the run itself never reads it."
+        ),
+    )
     on_overflow: OnOverflow = Field(
         default="wrong",
         description=(

@@ -69,6 +69,7 @@ from rescue_bench.sim.record import EpisodeRecord
 from rescue_bench.summary import FidelitySummary, SimSummary, summary_json
 
 if TYPE_CHECKING:
+    from rescue_bench.data.models import Clip
     from rescue_bench.prompts.render import Prompt
     from rescue_bench.sim.fidelity import FidelityRecord, PlausibilityKey
 
@@ -304,6 +305,16 @@ def _run_episodes(
     return records, logs, dict(channel.requests)
 
 
+def speak_share(clips: Sequence[Clip], settings: SimSettings) -> float:
+    """The share of the clips' decision points where the annotated therapist took the turn: how often
+    the estimate expects a model agent to speak."""
+    from rescue_bench.agent import build_points
+
+    options = AgentOptions(state=settings.options.state, mode=settings.options.mode, context=settings.options.context)
+    golds = [p.gold.when for clip in clips for p in build_points(clip, options)]
+    return sum(1 for g in golds if g == "yes") / len(golds) if golds else 1.0
+
+
 @overload
 def run_sim(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[SimRunInfo, SimSummary]: ...
 @overload
@@ -324,7 +335,7 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
         clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
         episodes = build_episodes(settings, clips)
         agent_is_model = agent_kind(settings.model)[0] == "model"
-        estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model)
+        estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model, speak_share=speak_share(clips, settings))
         if dry_run:
             return estimate
         with start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record()) as start:
