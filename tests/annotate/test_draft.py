@@ -145,6 +145,7 @@ def test_the_problem_count_is_what_the_drafts_hold_and_validate_counts(isolated_
     columns = [c.strip() for c in header.strip("┃ ").split("┃")]
     cells = [c.strip() for c in row.strip("│ ").split("│")]
     assert cells[columns.index("rows") + 1] == str(on_rows)  # the column after rows: the problems kept
+    assert f"Drafts of {MODEL} (subtitles only)" in result.output and "(none)" not in result.output  # the title says what was sent
 
 
 def test_long_segments_go_in_windows_with_a_carried_summary(isolated_env, assets):

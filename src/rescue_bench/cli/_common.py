@@ -469,3 +469,9 @@ def print_usage(info: RunInfo) -> None:
         table.add_row(role, _count(u.input_tokens), _count(u.output_tokens), _count(e.prompt_tokens if e else None),
                       _count(e.max_output_tokens if e else None))
     table_console().print(table)
+    refused = (info.counts or {}).get("overflow")
+    if isinstance(refused, int) and refused:
+        table_console().print(
+            f"note: the {refused} prompts refused as longer than the model's context window cost no tokens; the estimate "
+            "counts them unless --context-window gives the window", highlight=False, markup=False,
+        )

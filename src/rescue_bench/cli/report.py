@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def report_command(
     run_dirs: list[Path] = typer.Argument(
         ..., show_default=False,
-        help="`rescue eval` or `rescue agent eval` output folders, or logs of `inspect eval rescue_bench/<task>` (a log file or a folder of logs); one or more.",
+        help="Output folders of `rescue eval`, `rescue agent eval`, `rescue sim eval` or `rescue sim fidelity`, or logs of "
+        "`inspect eval rescue_bench/<task>` (a log file or a folder of logs); one or more.",
     ),
     data: Optional[list[Path]] = typer.Option(
         None, "--data", "-d",

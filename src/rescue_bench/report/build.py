@@ -343,7 +343,8 @@ def build_tables(report: Report) -> dict[str, T.Table]:
     out["invalid_rates"] = T.invalid_table([(r.name, report.counts[r.name]) for r in report.runs])
     out["invalid_causes"] = T.causes_table([(r.name, report.counts[r.name]) for r in report.runs])
     if report.usage:
-        out["usage"] = T.usage_table(report.usage)
+        refused = [(r.name, o.overflow, o.instances) for r in report.runs if (o := report.outcomes.get(r.name)) and o.overflow]
+        out["usage"] = T.usage_table(report.usage, refused)
     return out
 
 

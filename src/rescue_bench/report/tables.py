@@ -541,7 +541,10 @@ def _share(count: int, n: int) -> str:
     return f"{fmt(count / n if n else None, 'pct')} ({count})"
 
 
-def usage_table(rows_: Sequence[UsageRow]) -> Table:
+def usage_table(rows_: Sequence[UsageRow], refused: Sequence[tuple[str, int, int]] = ()) -> Table:
+    """Tokens used per run and role beside the estimate; ``refused``: ``(run, prompts refused as too
+    long, prompts)`` of the runs with such prompts, each said in a note (a refused prompt costs
+    nothing, so their use falls short of an estimate that counts them)."""
     header = [
         ("", "Run"), ("", "Role (model)"), ("Used", "Input tokens"), ("Used", "Output tokens"), ("Used", "Total tokens"), ("Used", "Cost"),
         ("Estimated before the run", "Calls (at most)"), ("Estimated before the run", "Prompt tokens"),
@@ -558,7 +561,10 @@ def usage_table(rows_: Sequence[UsageRow]) -> Table:
         header=header,
         rows=rows,
         notes=["Per role (model, judge, simulator, drafter) where run.json records it, else per model. Cost as reported by the "
-               "provider through inspect_ai, where available. The estimate is rescue's --dry-run count: calls at most (re-asks "
-               "included), prompt tokens as characters / 4, output tokens at most (calls x max_tokens); replies from the response "
-               "cache use no tokens."],
+               "provider through inspect_ai, where available. The estimate is rescue's --dry-run count: calls at most (re-asks, "
+               "trimming and every chain step included), prompt tokens expected (every answer usable at the first ask), as "
+               "characters / 4, output tokens at most (calls x max_tokens); replies from the response cache use no tokens."]
+        + [f"{run}: {n} of {total} prompts were refused as longer than the model's context window; a refused prompt costs no "
+           "tokens, so the tokens used fall short of an estimate that counts them (rescue eval --context-window leaves them out of it)."
+           for run, n, total in refused],
     )
