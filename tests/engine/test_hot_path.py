@@ -74,9 +74,9 @@ def test_no_log_samples_still_writes_readable_headers(isolated_env: Path) -> Non
     assert len(read_records(out)) == 2
 
 
-def test_copies_of_a_clip_are_separate_calls(isolated_env: Path) -> None:
-    """Two instances whose prompts are the same (a clip copied under a new id) are two calls: the
-    response cache is keyed per instance, as the benchmark's scaled data needs."""
+def test_copies_of_a_clip_ask_each_request_once(isolated_env: Path) -> None:
+    """Two instances whose prompts are the same (a clip copied under a new id) are one request: the
+    response cache keys a request by what it sends; each instance still has its record."""
     line = demo_path().read_text(encoding="utf-8").splitlines()[0]
     clip = json.loads(line)
     copy = dict(clip, sample_id=clip["sample_id"] + "~copy")
@@ -87,7 +87,9 @@ def test_copies_of_a_clip_are_separate_calls(isolated_env: Path) -> None:
     with FakeOpenAI(ValidAnswers()) as server:
         result = _eval(server, data, isolated_env / "run", isolated_env / "cache", "--tasks", "stp")
         assert result.exit_code == 0, result.output
-        assert server.stats.requests == instances
+        assert server.stats.requests == instances // 2
+    records = read_records(isolated_env / "run")
+    assert len(records) == instances and len({r["sample_id"] for r in records}) == 2
 
 
 def test_scoring_and_the_inspect_entry_point_do_not_import_scikit_learn() -> None:

@@ -109,7 +109,8 @@ def answers_line(counts: Mapping[str, Any] | None) -> str | None:
     unusable = f"{sum(invalid.values())} unusable" + (": " + ", ".join(f"{c} {n}" for c, n in invalid.items()) if invalid else "")
     return (
         f"Answers: {counts['instances']} instances: {counts['answered']} answered ({counts['usable']} usable, {unusable}), "
-        f"{counts['overflow']} refused as too long for the model's context window, {counts['without_answer']} without an answer"
+        f"{counts['overflow']} refused as too long{' for the context window' if counts['overflow'] else ''}, "
+        f"{counts['without_answer']} without an answer"
     )
 
 
