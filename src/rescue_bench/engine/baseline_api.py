@@ -20,6 +20,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from rescue_bench.tasks.instance import Instance
 
+
 class BaselinePool:
     """A task's whole instance set: the scorer finds each sample's instance in it, and the baseline
     answers are computed over it (once, on first use)."""

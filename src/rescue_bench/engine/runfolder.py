@@ -43,7 +43,6 @@ from rescue_bench.errors import RescueError, RunInterrupted
 from rescue_bench.runinfo import (
     KINDS,
     RUN_JSON,
-    Counts,
     Estimate,
     GitRevision,
     RecordedSettings,
@@ -235,7 +234,7 @@ class RunStatus:
     """``status``, ``counts`` and ``failure`` of a finished run's ``run.json``."""
 
     status: StatusName
-    counts: Counts | None
+    counts: Mapping[str, int | Mapping[str, int]] | None
     failure: str | None = None
 
 
@@ -329,7 +328,7 @@ def finish_run(start: RunStart, outcome: RunStatus, info: type[InfoT], **fields:
     shared = info(
         kind=start.kind,
         status=outcome.status,
-        counts=outcome.counts,
+        counts=None if outcome.counts is None else {k: v if isinstance(v, int) else dict(v) for k, v in outcome.counts.items()},
         failure=outcome.failure,
         identity=start.identity,
         settings=recorded(settings),
