@@ -138,6 +138,9 @@ class RoleEstimate(Ordered):
 
     calls: int = 0
     expected_calls: int | None = None
+    unusable_calls: int | None = None
+    """The calls if every answer is unusable (the other end of what a run sends)."""
+    unusable_prompt_tokens: int | None = None
     prompt_chars: int = 0
     prompt_tokens: int = 0
     max_output_tokens: int | None = 0

@@ -438,10 +438,12 @@ def print_dry_run(dry: Any, price_in: float | None, price_out: float | None) -> 
     console.print(table)
     from rescue_bench.engine.dryrun import CHARS_PER_TOKEN
 
+    calls, tokens = dry.if_unusable
     console.print(
         f"calls and output tokens: at most (every re-ask, trimming and chain step; no retries); prompt chars and tokens: "
         f"expected (every answer usable at the first ask, the agent speaking where the annotated therapist spoke, "
-        f"{dry.expected_calls:,} calls), tokens as characters / {CHARS_PER_TOKEN:g}",
+        f"{dry.expected_calls:,} calls), tokens as characters / {CHARS_PER_TOKEN:g}; if no answer is usable (nothing judged, "
+        f"a silent agent, every re-ask): {calls:,} calls, {tokens:,} prompt tokens",
         highlight=False, markup=False,
     )
     for note in dry.notes:

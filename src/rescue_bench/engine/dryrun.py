@@ -15,8 +15,11 @@ the drafter) is estimated as a :class:`CallPlan`:
   forms, a chain's steps, a fidelity point's simulator request, a draft window's request), else
   estimated from them (a later step of an episode adds its question and the earlier answers, each
   counted as :data:`ANSWER_CHARS`); media (video, frames) is not counted;
-- **estimated prompt tokens**: the expected characters / :data:`CHARS_PER_TOKEN` (a provider's
-  tokenizer decides the real number; English prose is about four characters a token);
+- **if every answer is unusable**: the calls and prompt characters of the other end: nothing is
+  judged, the agent's timing answer ends its chain, every simulator request and draft window is
+  re-asked. What a run sends lies between the two ends (a small model's, near this one);
+- **estimated prompt tokens**: characters / :data:`CHARS_PER_TOKEN` (a provider's tokenizer
+  decides the real number; English prose is about four characters a token);
 - **output tokens, at most**: calls at most x the role's ``max_tokens``.
 
 With prices per million tokens the estimate has a cost (input at the estimate, output at most).
@@ -72,10 +75,20 @@ class CallPlan:
     """Most tokens of one answer of the role (``None``: not bounded by the run)."""
     expected_calls: int | None = None
     """The calls of a run whose answers are usable at the first ask (``None``: :attr:`calls`)."""
+    unusable_calls: int | None = None
+    """The calls of a run whose every answer is unusable (``None``: as :attr:`expected`)."""
+    unusable_chars: int | None = None
+    """Characters those calls send (``None``: :attr:`prompt_chars`)."""
 
     @property
     def expected(self) -> int:
         return self.calls if self.expected_calls is None else self.expected_calls
+
+    @property
+    def if_unusable(self) -> tuple[int, int]:
+        """(calls, prompt tokens) of a run whose every answer is unusable."""
+        chars = self.prompt_chars if self.unusable_chars is None else self.unusable_chars
+        return (self.expected if self.unusable_calls is None else self.unusable_calls), round(chars / CHARS_PER_TOKEN)
 
     @property
     def prompt_tokens(self) -> int:
@@ -95,14 +108,20 @@ class DryRun:
     notes: tuple[str, ...] = ()
 
     def by_role(self) -> dict[str, dict[str, int | None]]:
-        """Per role: ``calls`` (at most), ``prompt_tokens`` (estimated), ``max_output_tokens``."""
+        """Per role: ``calls`` (at most), ``expected_calls`` and ``prompt_tokens`` (every answer usable),
+        ``unusable_calls`` and ``unusable_prompt_tokens`` (none usable), ``max_output_tokens``."""
         out: dict[str, dict[str, int | None]] = {}
         for part in self.parts:
             row = out.setdefault(
-                part.role, {"calls": 0, "expected_calls": 0, "prompt_chars": 0, "prompt_tokens": 0, "max_output_tokens": 0}
+                part.role,
+                {"calls": 0, "expected_calls": 0, "prompt_chars": 0, "prompt_tokens": 0, "max_output_tokens": 0,
+                 "unusable_calls": 0, "unusable_prompt_tokens": 0},
             )
             row["calls"] = (row["calls"] or 0) + part.calls
             row["expected_calls"] = (row["expected_calls"] or 0) + part.expected
+            calls, tokens = part.if_unusable
+            row["unusable_calls"] = (row["unusable_calls"] or 0) + calls
+            row["unusable_prompt_tokens"] = (row["unusable_prompt_tokens"] or 0) + tokens
             row["prompt_chars"] = (row["prompt_chars"] or 0) + part.prompt_chars
             row["prompt_tokens"] = (row["prompt_tokens"] or 0) + part.prompt_tokens
             most = part.max_output_tokens
@@ -116,6 +135,12 @@ class DryRun:
     @property
     def expected_calls(self) -> int:
         return sum(p.expected for p in self.parts)
+
+    @property
+    def if_unusable(self) -> tuple[int, int]:
+        """(calls, prompt tokens) of the run if every answer is unusable."""
+        ends = [p.if_unusable for p in self.parts]
+        return sum(c for c, _ in ends), sum(t for _, t in ends)
 
     @property
     def prompt_tokens(self) -> int:
@@ -207,7 +232,8 @@ def task_parts(name: str, instances: Sequence[Instance], settings: RunSettings, 
         judged = [judge_prompt(name, i.gold, i.gold, i.client) for i in answered]
         each = sum(_chars(j.system, j.user) for j in judged)
         parts.append(
-            CallPlan(f"{name} judge", "judge", len(instances), JUDGE_ATTEMPTS * len(instances), each, settings.judge_max_tokens, len(answered))
+            CallPlan(f"{name} judge", "judge", len(instances), JUDGE_ATTEMPTS * len(instances), each, settings.judge_max_tokens,
+                     len(answered), unusable_calls=0, unusable_chars=0)  # an unusable answer is not judged
         )
     return parts
 
@@ -250,14 +276,16 @@ def agent_estimate(
     from rescue_bench.prompts import judge_prompt
 
     options, baseline = settings.options, settings.is_baseline
-    most = calls = chars = 0
+    most = calls = chars = silent_calls = silent_chars = 0
     for point in points:
         most += _chain_calls(point, options.state, options.how_given_gold, speaks=True)[0]
         c, p = _chain_calls(point, options.state, options.how_given_gold, speaks=point.gold.when == "yes")
         calls, chars = calls + c, chars + p
+        c, p = _chain_calls(point, options.state, options.how_given_gold, speaks=False)  # an unusable timing answer ends the chain
+        silent_calls, silent_chars = silent_calls + c, silent_chars + p
     parts = [
         CallPlan("agent chain", "model", len(points), 0 if baseline else most, 0 if baseline else chars, settings.max_tokens,
-                 0 if baseline else calls)
+                 0 if baseline else calls, 0 if baseline else silent_calls, 0 if baseline else silent_chars)
     ]
     if settings.judge and points:
         judged = expected = judge_chars = 0
@@ -274,9 +302,11 @@ def agent_estimate(
             spoken = turns if gold.when == "yes" else []  # a turn is judged where the agent took it
             expected += len(prompts) + len(spoken)
             judge_chars += sum(_chars(p.system, p.user) for p in [*prompts, *spoken])
-        parts.append(CallPlan("agent judge", "judge", len(points), JUDGE_ATTEMPTS * judged, judge_chars, settings.judge_max_tokens, expected))
+        parts.append(CallPlan("agent judge", "judge", len(points), JUDGE_ATTEMPTS * judged, judge_chars, settings.judge_max_tokens, expected,
+                              unusable_calls=0, unusable_chars=0))
     for name, (_, instances) in singles.items():
-        parts += [CallPlan(f"single {p.part}", p.role, p.instances, p.calls, p.prompt_chars, p.max_tokens, p.expected_calls)
+        parts += [CallPlan(f"single {p.part}", p.role, p.instances, p.calls, p.prompt_chars, p.max_tokens, p.expected_calls,
+                           p.unusable_calls, p.unusable_chars)
                   for p in task_parts(name, instances, settings, baseline=baseline)]
     return DryRun("agent", tuple(parts))
 
@@ -309,7 +339,7 @@ def sim_estimate(
     steps = listen + 2  # ... and where it takes the turn: whom and how, the turn
     parts = []
     model_simulator = settings.simulator not in OFFLINE_SIMULATORS
-    agent_most = agent_calls = agent_chars = sim_calls = sim_chars = 0.0
+    agent_most = agent_calls = agent_chars = silent_chars = sim_calls = sim_chars = 0.0
     for episode in episodes:
         first = _first_request_chars(episode)
         # the transcript grows by the agent's turn and the clients' turn at each step
@@ -321,20 +351,25 @@ def sim_estimate(
                 listening = listen * p + ANSWER_CHARS * listen * (listen - 1) // 2
                 speaking = steps * p + ANSWER_CHARS * steps * (steps - 1) // 2
                 agent_chars += (1 - speak_share) * listening + speak_share * speaking
+                silent_chars += listening
         if model_simulator:
             sim_calls += horizon
             sim_chars += sum(prompts)
     n = len(episodes)
-    if agent_is_model:
-        parts.append(CallPlan("agent chain", "model", n, round(agent_most), round(agent_chars), settings.max_tokens, round(agent_calls)))
-    if model_simulator:
+    if agent_is_model:  # unusable: the timing answer ends every step's chain
+        parts.append(CallPlan("agent chain", "model", n, round(agent_most), round(agent_chars), settings.max_tokens, round(agent_calls),
+                              horizon * listen * n, round(silent_chars)))
+    if model_simulator:  # unusable: every request re-asked, with the answer and the re-ask
         parts.append(CallPlan("simulator", "simulator", n, SIMULATOR_ATTEMPTS * round(sim_calls), round(sim_chars),
-                              settings.simulator_max_tokens, round(sim_calls)))
+                              settings.simulator_max_tokens, round(sim_calls), SIMULATOR_ATTEMPTS * round(sim_calls),
+                              round(2 * sim_chars + ANSWER_CHARS * sim_calls)))
     if settings.judge and episodes:
         per = 2 if kind == "sim_fidelity" else horizon  # the simulated and the real turn; a turn per step
         judged = per if kind == "sim_fidelity" else horizon * speak_share
-        chars = sum(judged * _first_request_chars(e) for e in episodes)
-        parts.append(CallPlan("judge", "judge", n, JUDGE_ATTEMPTS * per * n, round(chars), settings.judge_max_tokens, round(judged * n)))
+        unjudged = 1 if kind == "sim_fidelity" else 0  # unusable: no simulated turn (no turn of the agent's) to rate
+        chars = sum(_first_request_chars(e) for e in episodes)
+        parts.append(CallPlan("judge", "judge", n, JUDGE_ATTEMPTS * per * n, round(judged * chars), settings.judge_max_tokens,
+                              round(judged * n), unjudged * n, unjudged * chars))
     notes = [] if parts else ["nothing to call: an offline agent against the scripted simulator"]
     return DryRun(kind, tuple(parts), tuple(notes))
 
@@ -350,4 +385,6 @@ def draft_estimate(windows: Iterable[tuple[str, str]], segments: int, max_tokens
     texts = list(windows)
     chars = sum(_chars(system, user) for system, user in texts)
     notes = [] if media == "none" else [f"the windows' media (--media {media}) are sent besides the text and are not counted"]
-    return DryRun("draft", (CallPlan("drafts", "drafter", segments, DRAFT_ATTEMPTS * len(texts), chars, max_tokens, len(texts)),), tuple(notes))
+    again = 2 * chars + ANSWER_CHARS * len(texts)  # unusable: every window re-asked, with the answer and the re-ask
+    plan = CallPlan("drafts", "drafter", segments, DRAFT_ATTEMPTS * len(texts), chars, max_tokens, len(texts), DRAFT_ATTEMPTS * len(texts), again)
+    return DryRun("draft", (plan,), tuple(notes))

@@ -550,9 +550,14 @@ def usage_table(rows_: Sequence[UsageRow], refused: Sequence[tuple[str, int, int
         ("Estimated before the run", "Calls (at most)"), ("Estimated before the run", "Prompt tokens"),
         ("Estimated before the run", "Output tokens (at most)"),
     ]
+    def prompt(r: UsageRow) -> str:
+        low = r.estimated_prompt_tokens_unusable
+        shown = fmt_int(r.estimated_prompt_tokens)
+        return shown if low is None or low == r.estimated_prompt_tokens else f"{shown} ({fmt_int(low)} if no answer is usable)"
+
     rows = [
         [r.run, r.model, fmt_int(r.input_tokens), fmt_int(r.output_tokens), fmt_int(r.total_tokens), fmt_cost(r.total_cost),
-         fmt_int(r.estimated_calls), fmt_int(r.estimated_prompt_tokens), fmt_int(r.max_output_tokens)]
+         fmt_int(r.estimated_calls), prompt(r), fmt_int(r.max_output_tokens)]
         for r in rows_
     ]
     return Table(
@@ -562,8 +567,9 @@ def usage_table(rows_: Sequence[UsageRow], refused: Sequence[tuple[str, int, int
         rows=rows,
         notes=["Per role (model, judge, simulator, drafter) where run.json records it, else per model. Cost as reported by the "
                "provider through inspect_ai, where available. The estimate is rescue's --dry-run count: calls at most (re-asks, "
-               "trimming and every chain step included), prompt tokens expected (every answer usable at the first ask), as "
-               "characters / 4, output tokens at most (calls x max_tokens); replies from the response cache use no tokens."]
+               "trimming and every chain step included), prompt tokens expected (every answer usable at the first ask; in "
+               "brackets, if none is: nothing judged, a silent agent, every re-ask), as characters / 4, output tokens at most "
+               "(calls x max_tokens); replies from the response cache use no tokens."]
         + [f"{run}: {n} of {total} prompts were refused as longer than the model's context window; a refused prompt costs no "
            "tokens, so the tokens used fall short of an estimate that counts them (rescue eval --context-window leaves them out of it)."
            for run, n, total in refused],
