@@ -219,16 +219,20 @@ def task_parts(name: str, instances: Sequence[Instance], settings: RunSettings, 
 
     on_overflow = getattr(settings, "on_overflow", "wrong")
     most = sum(1 + (trim_calls(i.droppable_rows()) if on_overflow == "trim" else 0) for i in instances)
-    runs = [fitted(i, getattr(settings, "context_window", None), on_overflow) for i in instances]
     # one request is one call whichever instance asks it (the response cache); a refused one costs nothing
-    distinct = dict(sent for attempts, _ in runs for sent in attempts)
-    calls, chars = len(distinct), sum(len(text) - 1 for text, fits in distinct.items() if fits)
+    distinct: dict[int, tuple[int, bool]] = {}
+    answered = []
+    for instance in instances:
+        attempts, ok = fitted(instance, getattr(settings, "context_window", None), on_overflow)
+        distinct.update((hash(text), (len(text) - 1, fits)) for text, fits in attempts)
+        if ok:
+            answered.append(instance)
+    calls, chars = len(distinct), sum(n for n, fits in distinct.values() if fits)
     parts = [
         CallPlan(name, "model", len(instances), 0 if baseline else most, 0 if baseline else chars, settings.max_tokens, 0 if baseline else calls)
     ]
     if settings.judge and rule(name).judged and instances:
         # the judge sees the gold and the answer: the gold stands in for the answer's length
-        answered = [i for i, (_, ok) in zip(instances, runs) if ok]
         judged = [judge_prompt(name, i.gold, i.gold, i.client) for i in answered]
         each = sum(_chars(j.system, j.user) for j in judged)
         parts.append(
