@@ -149,16 +149,19 @@ def _n(value: int | None) -> str:
 KEYS = ("calls", "expected_calls", "unusable_calls", "prompt_tokens", "unusable_prompt_tokens", "max_output_tokens")
 
 
-def _closest(used: int, *ends: int | None) -> str:
-    """``used`` over the nearer of the estimate's two ends (every answer usable, none usable)."""
-    near = min((e for e in ends if e), key=lambda e: abs(used / e - 1), default=None)
-    return "-" if near is None else f"{used / near:.2f}"
+def _closest(used: int, high: int, low: int) -> str:
+    """Where ``used`` lies: between the estimate's two ends (every answer usable, none usable), or
+    its ratio to the nearer one."""
+    if min(low, high) <= used <= max(low, high):
+        return "between the ends"
+    near = min((e for e in (low, high) if e), key=lambda e: abs(used / e - 1), default=None)
+    return "-" if near is None else f"{used / near:.2f} x the nearer"
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| command | data | role | calls expected (usable / none usable) | calls made | calls at most "
-        "| prompt tokens expected (usable / none usable) | input tokens used | used / nearer end | output tokens at most / used |",
+        "| prompt tokens expected (usable / none usable) | input tokens used | used vs the ends | output tokens at most / used |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -206,9 +209,8 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    load = os.getloadavg()[0]
-    text = (f"Measured {when} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; 1-minute load "
-            f"{load:.1f}) against SmolLM2-135M-Instruct behind llama-cpp-python's server (`python bench/estimate.py`).\n\n" + table(rows))
+    text = (f"Measured {when} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}) against "
+            f"SmolLM2-135M-Instruct behind llama-cpp-python's server (`python bench/estimate.py`).\n\n" + table(rows))
     print(text)
     if args.write:
         write(text)
