@@ -51,13 +51,19 @@ def write_scaled(clips: list[dict[str, Any]], dest: Path, *, copies: int | None 
     """Write ``clips`` over and over under new sample ids (``<id>~<k>``) to ``dest``.
 
     ``copies``: every clip that many times; ``n_clips``: cycle through the clips until that many.
+    Each copy after the first marks every row's words with its number (`` (k)``), so that its
+    prompts are requests of their own: the response cache serves a request it has seen, whichever
+    instance asks it.
     """
     total = n_clips if n_clips is not None else len(clips) * (copies or 1)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with dest.open("w", encoding="utf-8") as fh:
         for i in range(total):
             clip = dict(clips[i % len(clips)])
-            clip["sample_id"] = f"{clip['sample_id']}~{i // len(clips):03d}"
+            k = i // len(clips)
+            clip["sample_id"] = f"{clip['sample_id']}~{k:03d}"
+            if k:
+                clip["rows"] = [{**row, "dialogue_cleaned": f"{row.get('dialogue_cleaned') or ''} ({k})"} for row in clip["rows"]]
             fh.write(json.dumps(clip, ensure_ascii=False) + "\n")
     return dest
 

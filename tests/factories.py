@@ -28,7 +28,7 @@ from typing import Any
 
 from rescue_bench.data.models import Clip
 from rescue_bench.labels import GROUP_LABELS, patterns, strategies
-from rescue_bench.scoring import base_record, summarize, with_judge
+from rescue_bench.scoring import base_record, summarize, with_bertscore_floor, with_judge
 from rescue_bench.tasks.instance import instance_id
 
 T = "Therapist"
@@ -413,9 +413,10 @@ def run_records(
         rec = base_record(inst, raw)
         if inst["task"] in ("er", "vp"):
             rec["client"] = inst.get("client")
-            if rec["valid"] and judged:
-                rec = with_judge(rec, judge)
-                rec["bertscore"] = bert
+            if judged:  # the judge and BERTScore of the run: an invalid answer takes their floors
+                rec = with_bertscore_floor(with_judge(rec, judge))
+                if rec["valid"]:
+                    rec["bertscore"] = bert
         out.append(rec)
     return out
 

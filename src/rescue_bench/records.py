@@ -26,8 +26,9 @@ from typing import Any, NotRequired, TypedDict
 class InvalidCause(StrEnum):
     """Why a record's answer scores as wrong without being judged on its content: a result record's ``cause``.
 
-    The parsers (:mod:`rescue_bench.parse`) name the first six for an answer they cannot use; the
-    engine names ``no_answer`` for a call that returned no reply and ``context_overflow`` for a
+    The parsers (:mod:`rescue_bench.parse`) name ``no_answer`` (an empty reply), ``no_json``,
+    ``echo``, ``missing_key``, ``unknown_label`` and ``out_of_range`` for an answer they cannot use;
+    the engine names ``no_answer`` for a call that returned no reply and ``context_overflow`` for a
     prompt the model refused as longer than its context window; ``judge_failed`` is a usable answer
     that no judge scored (its reply never fit the scale, or its call failed), so it got the floor.
     Every cause but ``judge_failed`` makes the answer invalid (``valid`` false). The scoring rule is
@@ -39,7 +40,11 @@ class InvalidCause(StrEnum):
     CONTEXT_OVERFLOW = "context_overflow"
     """The prompt did not fit the model's context window (the provider refused it, or stopped at the window)."""
     NO_JSON = "no_json"
-    """A reply without the JSON the contract asks for (and no bare answer the parser accepts)."""
+    """A reply without the JSON the contract asks for (and no bare answer the parser accepts); text
+    copied from the transcript (its rows' numbers, ``[6]``) is no JSON."""
+    ECHO = "echo"
+    """A reply that only sends the prompt's answer template back: its alternatives side by side
+    (``{"answer": "yes"} or {"answer": "no"}``) or its ``<placeholders>`` in place of an answer."""
     MISSING_KEY = "missing_key"
     """JSON without the contract's key, or with the key but no usable value under it (an empty emotion)."""
     UNKNOWN_LABEL = "unknown_label"
@@ -57,6 +62,7 @@ CAUSE_LABELS: dict[str, str] = {
     InvalidCause.NO_ANSWER: "no answer",
     InvalidCause.CONTEXT_OVERFLOW: "context overflow",
     InvalidCause.NO_JSON: "no JSON",
+    InvalidCause.ECHO: "echoed template",
     InvalidCause.MISSING_KEY: "JSON without the key",
     InvalidCause.UNKNOWN_LABEL: "unknown label",
     InvalidCause.OUT_OF_RANGE: "out-of-range value",

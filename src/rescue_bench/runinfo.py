@@ -53,6 +53,8 @@ RunKind = Literal["eval", "agent", "sim", "sim_fidelity", "draft", "single_task_
 """What wrote a ``run.json``: the five run commands, and the agent's single-task ablation."""
 RunStatus = Literal["running", "success", "failed"]
 """A run's ``status``: one meaning for every kind."""
+Counts = dict[str, int | dict[str, int]]
+"""``run.json``'s ``counts``: numbers by name, and numbers by cause under a name (``invalid``)."""
 
 
 class _Open(BaseModel):
@@ -132,9 +134,13 @@ class GitRevision(_Open):
 
 
 class RoleEstimate(Ordered):
-    """One role's part of ``estimate``: calls at most, the prompt estimated, the output at most."""
+    """One role's part of ``estimate``: calls at most and expected, the expected prompt, the output at most."""
 
     calls: int = 0
+    expected_calls: int | None = None
+    unusable_calls: int | None = None
+    """The calls if every answer is unusable (the other end of what a run sends)."""
+    unusable_prompt_tokens: int | None = None
     prompt_chars: int = 0
     prompt_tokens: int = 0
     max_output_tokens: int | None = 0
@@ -300,8 +306,9 @@ class RunInfo(_Open):
     kind: RunKind | None = None
     status: RunStatus | None = None
     """``running`` (written before the first call), ``success`` or ``failed``."""
-    counts: dict[str, int] | None = None
-    """What the run did and what failed (instances, answered, calls failed ...), per kind."""
+    counts: Counts | None = None
+    """What the run did and what failed (instances, answered, calls failed ...), per kind; ``rescue
+    eval``'s add up (:class:`rescue_bench.scoring.AnswerCounts`), its unusable answers by cause."""
     failure: str | None = None
     """The one line of a failed run (``None`` when it succeeded)."""
     identity: RunIdentity | None = None

@@ -6,13 +6,16 @@ always recomputes exactly from its records.
 
 Rules: an answer that cannot be parsed or names no valid label is *invalid*, counted as wrong and
 reported in ``invalid_rate`` and, by cause (:class:`~rescue_bench.records.InvalidCause`), in
-``invalid_causes``; it is never dropped nor filled from the gold. For ER and VP an invalid answer
-gets judge score 1 and (ER) intensity score 1 without a judge call, and BERTScore 0.
+``invalid_causes``; it is never dropped nor filled from the gold. For ER an invalid answer gets the
+intensity score 1 (no model needed). Its judge score 1 (and ER's combined score 1) and its BERTScore
+0 are the floors of the judge and of BERTScore: given without a call when the judge
+(:func:`with_judge`) or BERTScore (:func:`with_bertscore_floor`) is part of the run, and left
+``None`` when it is not, so a score nobody computed is never shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,10 +31,13 @@ __all__ = [
     "HEADLINE",
     "INVALID_BERTSCORE",
     "INVALID_JUDGE_SCORE",
+    "PARSE_CAUSES",
     "SUMMARY_SCENARIOS",
+    "AnswerCounts",
     "ResultRecord",
     "ResultRow",
     "Summary",
+    "answer_counts",
     "base_record",
     "bertscore_pairs",
     "cause_counts",
@@ -40,6 +46,7 @@ __all__ = [
     "summarize",
     "task_metrics",
     "with_authors_judge",
+    "with_bertscore_floor",
     "with_judge",
 ]
 
@@ -122,19 +129,32 @@ def base_record(
 
 
 def with_judge(record: ResultRow, judge_score: int | None, flagged: bool = False) -> ResultRow:
-    """``record`` with its judge score set (valid ER/VP answers only); ER's ``score`` follows.
+    """``record`` with its judge score set, in a run that has a judge; ER's ``score`` follows.
 
-    ``flagged``: the judge's reply never fit the scale, so the score is the floor and the record's
-    cause ``judge_failed``."""
+    A valid answer gets ``judge_score`` (``flagged``: the judge's reply never fit the scale, so the
+    score is the floor and the record's cause ``judge_failed``); an invalid one gets the judge's
+    floor, :data:`INVALID_JUDGE_SCORE`, without a call (``judge_score`` is ignored)."""
     if not record["valid"]:
-        return record
-    out: ResultRow = {**record, "judge_score": judge_score, "judge_flagged": flagged}
+        out: ResultRow = {**record, "judge_score": INVALID_JUDGE_SCORE}
+        floor = rule(out["task"]).after_judge
+        if floor is not None:
+            out.update(floor(out, INVALID_JUDGE_SCORE))
+        return out
+    out = {**record, "judge_score": judge_score, "judge_flagged": flagged}
     if flagged:
         out["cause"] = InvalidCause.JUDGE_FAILED
     follow = rule(out["task"]).after_judge
     if follow is not None:
         out.update(follow(out, judge_score))
     return out
+
+
+def with_bertscore_floor(record: ResultRow) -> ResultRow:
+    """``record`` (of a run that computes BERTScore) with BERTScore's floor, :data:`INVALID_BERTSCORE`,
+    when it is an invalid ER/VP answer (there is no text to compare); any other record as it is."""
+    if record["valid"] or not rule(record["task"]).judged:
+        return record
+    return {**record, "bertscore": INVALID_BERTSCORE}
 
 
 AUTHORS_RUBRIC_MAX = TARGET_SCALE.hi + VIEWPOINT_SCALE.hi
@@ -190,6 +210,56 @@ def cause_counts(records: Sequence[ResultRow]) -> dict[str, int]:
     return out
 
 
+PARSE_CAUSES: tuple[InvalidCause, ...] = tuple(
+    c for c in INVALID_CAUSES if c not in (InvalidCause.CONTEXT_OVERFLOW, InvalidCause.JUDGE_FAILED)
+)
+"""Why a reply the model sent is unusable (an empty reply is ``no_answer``): the causes of
+:func:`answer_counts`'s ``invalid``."""
+
+
+class AnswerCounts(BaseModel):
+    """What became of every instance of a run, in counts that add up (:func:`answer_counts`):
+    ``instances = answered + overflow + without_answer`` and ``answered = usable + sum(invalid)``."""
+
+    instances: int
+    answered: int
+    """The call returned: the model's reply was parsed (usable, or unusable by cause)."""
+    usable: int
+    invalid: dict[str, int]
+    """The unusable replies by cause (:data:`PARSE_CAUSES`, zeros included)."""
+    overflow: int
+    """Prompts the model refused as longer than its context window: no reply, and no call left to make."""
+    without_answer: int
+    """Calls that failed after their retries: no reply (the run is failed)."""
+    judge_failures: int
+    """Usable answers whose judge call failed (counted among the usable ones; the run is failed)."""
+
+
+def answer_counts(records: Sequence[ResultRow], without_answer: Collection[str] = ()) -> AnswerCounts:
+    """What became of each record's instance (:class:`AnswerCounts`): the one count of answers that
+    ``run.json``, ``summary.json`` (per task and scenario), ``rescue eval`` and the report give.
+
+    ``without_answer``: the ids of the instances whose call failed after its retries (the engine
+    knows them; a finished run has none)."""
+    failed = [r for r in records if r["id"] in without_answer]
+    overflow = [r for r in records if r["id"] not in without_answer and r.get("cause") == InvalidCause.CONTEXT_OVERFLOW]
+    answered = [r for r in records if r["id"] not in without_answer and r.get("cause") != InvalidCause.CONTEXT_OVERFLOW]
+    invalid = {str(c): 0 for c in PARSE_CAUSES}
+    for r in answered:
+        cause = r.get("cause")
+        if not r["valid"] and cause is not None and str(cause) in invalid:
+            invalid[str(cause)] += 1
+    return AnswerCounts(
+        instances=len(records),
+        answered=len(answered),
+        usable=sum(1 for r in answered if r["valid"]),
+        invalid=invalid,
+        overflow=len(overflow),
+        without_answer=len(failed),
+        judge_failures=sum(1 for r in records if r.get("judge_failed")),
+    )
+
+
 def overflow_counts(records: Sequence[ResultRow]) -> dict[str, dict[str, dict[str, int]]]:
     """``{task: {scenario: {"instances", "overflow", "trimmed"}}}`` for couple, family and both: the
     instances whose prompt did not fit the model's context window (scored as wrong), and those whose
@@ -211,8 +281,9 @@ def overflow_counts(records: Sequence[ResultRow]) -> dict[str, dict[str, dict[st
 
 
 def summarize(records: Sequence[ResultRow]) -> Summary:
-    """``{task: {scenario: {metric: value, "n": int, "invalid_rate": float, "invalid_causes": {cause: int},
-    "trimmed": int}}}`` for couple, family, both (``trimmed``: prompts shortened to fit the model's window)."""
+    """``{task: {scenario: {metric: value, "n": int, "answered": int, "invalid_rate": float, "invalid_causes":
+    {cause: int}, "trimmed": int}}}`` for couple, family, both (``answered``: replies the model sent, usable or
+    not, as :func:`answer_counts` counts them; ``trimmed``: prompts shortened to fit the model's window)."""
     by_task: dict[str, list[ResultRow]] = {}
     for r in records:
         by_task.setdefault(r["task"], []).append(r)
@@ -225,6 +296,7 @@ def summarize(records: Sequence[ResultRow]) -> Summary:
             values = task_metrics(task, chosen)
             metrics: dict[str, Any] = {m: values.get(m) for m in (*HEADLINE[task], *(k for k in values if k not in HEADLINE[task]))}
             metrics["n"] = len(chosen)
+            metrics["answered"] = answer_counts(chosen).answered
             metrics["invalid_rate"] = (sum(not r["valid"] for r in chosen) / len(chosen)) if chosen else None
             metrics["invalid_causes"] = cause_counts(chosen)
             metrics["trimmed"] = sum(1 for r in chosen if r.get("trimmed_rows"))

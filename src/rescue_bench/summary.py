@@ -3,9 +3,9 @@
 A run folder's ``summary.json`` holds the run's numbers per scenario (couple, family, both). Its
 shape depends on the run's kind:
 
-- :class:`EvalSummary` (``rescue eval``): ``{task: {scenario: {metric: value, "n", "invalid_rate",
-  "invalid_causes", "trimmed"}}}`` (:func:`rescue_bench.scoring.summarize`), and with ``--lenient``
-  ``"left_out"``, the instances it left out.
+- :class:`EvalSummary` (``rescue eval``): ``{task: {scenario: {metric: value, "n", "answered",
+  "invalid_rate", "invalid_causes", "trimmed"}}}`` (:func:`rescue_bench.scoring.summarize`), and
+  with ``--lenient`` ``"left_out"``, the instances it left out.
 - :class:`AgentSummary` (``rescue agent eval``): ``{"agent": {scenario: {metric: value, "n",
   "invalid_rate", "support"}}}``.
 - :class:`SimSummary` (``rescue sim eval``, ``rescue review export-practice``): ``{"sim": {scenario:
@@ -91,6 +91,9 @@ class EvalEntry(Ordered):
 
     __pydantic_extra__: dict[str, Number | None] = Field(init=False)  # the task's metrics
     n: int = 0
+    answered: int | None = None
+    """Replies the model sent (usable or not): ``n`` less the prompts refused as too long (absent in
+    summaries of earlier versions)."""
     invalid_rate: float | None = None
     invalid_causes: dict[str, int] = Field(default_factory=dict)
     trimmed: int = 0

@@ -195,18 +195,19 @@ def _no_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> Map
 
 
 def _er_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> ERFields:
-    # An invalid answer is scored at the scale's floor without a judge call; a valid one waits for
-    # the judge (None) except its intensity score, which needs no judge.
+    # The intensity score needs no model (an invalid answer's is the scale's floor). The judge score,
+    # ER's combined score and BERTScore wait for the judge and for BERTScore (None): an invalid answer
+    # takes their floors only when they are part of the run (scoring.with_judge, with_bertscore_floor).
     return {
         "intensity_score": intensity_score(prediction["intensity"], instance["gold"]["intensity"]) if valid else float(INVALID_JUDGE_SCORE),
-        "judge_score": None if valid else INVALID_JUDGE_SCORE,
-        "score": None if valid else float(INVALID_JUDGE_SCORE),
-        "bertscore": None if valid else INVALID_BERTSCORE,
+        "judge_score": None,
+        "score": None,
+        "bertscore": None,
     }
 
 
 def _vp_extras(prediction: Any, valid: bool, instance: Mapping[str, Any]) -> VPFields:
-    return {"judge_score": None if valid else INVALID_JUDGE_SCORE, "bertscore": None if valid else INVALID_BERTSCORE}
+    return {"judge_score": None, "bertscore": None}
 
 
 def _er_after_judge(record: ERRecord, judge_score: int | None) -> AfterJudge:

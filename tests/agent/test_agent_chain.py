@@ -15,6 +15,8 @@ from rescue_bench.agent import (
     parse_strategy,
     parse_turn,
     parse_whom_how,
+    with_bertscores,
+    with_judges,
 )
 from rescue_bench.agent.points import most_distressed, therapist_recipients
 from rescue_bench.data.models import Row
@@ -51,6 +53,25 @@ def test_parse_state_forms():
     assert not bad.valid and bad.prediction is None
     for garbage in (None, "", "no idea", "[1, 2]", b"\xff\xfe"):
         assert not parse_state(garbage, CLIENTS, PATTERNS).valid
+
+
+def test_an_echoed_step_template_is_no_answer():
+    """The attack: the step's answer template sent back. A turn of "<what the therapist says ...>" was
+    a valid turn, a placeholder stance a valid stance, and the timing template's alternatives a "no"."""
+    from rescue_bench.agent.prompts import CONTRACT
+
+    echoed_turn = parse_turn(CONTRACT["turn"])
+    assert not echoed_turn.valid and "template" in (echoed_turn.error or "")
+    assert not parse_turn("<what the therapist says, one to three sentences>").valid
+    assert not parse_itp(CONTRACT["when"]).valid and not parse_itp("I keep listening. " + CONTRACT["when"]).valid
+    echoed_state = parse_state(CONTRACT["state"].replace("<integer 0-10>", "5"), CLIENTS, PATTERNS)
+    assert not echoed_state.valid
+    placeholder_stance = parse_state(
+        '{"emotions": [{"client": "Ann", "emotion": "hurt", "intensity": 6}], '
+        '"stances": [{"source": "Ann", "target": "Bob", "viewpoint": "<what source thinks of target>"}]}', CLIENTS, PATTERNS,
+    )
+    assert placeholder_stance.valid and placeholder_stance.prediction["stances"] == {}  # the emotion counts, the placeholder not
+    assert parse_turn('{"turn": "Say more about that."}').valid  # the control: a turn is a turn
 
 
 def test_parse_whom_how_keeps_a_usable_part():
@@ -124,7 +145,10 @@ def test_failed_whom_how_call_and_record_errors(points):
     chain, _ = drive(p2, {"state": "{}", "when": "yes", "whom_how": None, "how_gold": "evoke"})
     record = chain_record(p2, chain.results, "explicit")
     assert "turn" not in record["steps"]
-    assert record["scores"]["turn"] == {"valid": False, "judge_real": 1, "bertscore": 0.0, "judge_strategy": 1}
+    # the turn owed and not given: nothing computed yet, then the floors of the judge and BERTScore in a run that has them
+    assert record["scores"]["turn"] == {"valid": False, "judge_real": None, "bertscore": None, "judge_strategy": None}
+    floored = with_bertscores(with_judges(record, {}), {})
+    assert floored["scores"]["turn"] == {"valid": False, "judge_real": 1, "bertscore": 0.0, "judge_strategy": 1}
     assert record["scores"]["neglect_agent"] is True  # it spoke and named nobody: the distressed client is left out
     assert record["valid"] is False and record["error"].startswith("state:")
 

@@ -34,16 +34,26 @@ def _windows(assets, window_cues=40):
     return sum(len(split_windows(m.cues, window_cues)) for m in load_assets(assets))
 
 
+def _requests(assets):
+    """The distinct requests of the segments' (single) windows with --media none: the two couple
+    segments have the same subtitles, so the same request, which is sent once (the cache and the
+    channel's merging of identical requests)."""
+    from rescue_bench.annotate import SegmentDraft
+
+    drafts = [SegmentDraft(m, media="none") for m in load_assets(assets)]
+    return len({d.request(w) for d in drafts for w in d.windows})
+
+
 def test_valid_drafts_validate_build_and_resume_from_cache(isolated_env, assets, tmp_path):
     responder = DraftResponder("valid")
     with FakeOpenAI(responder) as server:
         result = _draft(server, assets)
         assert result.exit_code == 0, result.output + result.stderr
-        assert server.stats.requests == _windows(assets) == 3  # one request per window, no re-ask
+        assert _windows(assets) == 3 and server.stats.requests == _requests(assets) == 2  # one request per window, no re-ask
         drafts = read_jsonl(assets / "drafts.jsonl")
         again = _draft(server, assets)
         assert again.exit_code == 0, again.output
-        assert server.stats.requests == 3  # the same command again: every call from the cache
+        assert server.stats.requests == 2  # the same command again: every call from the cache
     assert [d["sample_id"] for d in drafts] == ["couple/s01_seg01", "couple/s01_seg02_textonly", "family/f01_seg01"]
     couple = drafts[0]
     assert couple["scenario"] == "couple" and couple["participants"] == ["Robin", "Casey"]
@@ -86,7 +96,7 @@ def test_a_draft_needing_the_reask_is_fixed_by_it(isolated_env, assets):
     with FakeOpenAI(responder) as server:
         result = _draft(server, assets)
         assert result.exit_code == 0, result.output
-        assert server.stats.requests == 2 * _windows(assets)
+        assert server.stats.requests == 2 * _requests(assets)
     drafts = read_jsonl(assets / "drafts.jsonl")
     assert not any("draft_problems" in r for d in drafts for r in d["rows"])
     assert all(d["draft"]["reasked"] == 1 for d in drafts)
@@ -118,13 +128,34 @@ def test_garbage_gives_subtitle_rows_with_problems_never_silence(isolated_env, a
     with FakeOpenAI(DraftResponder("garbage")) as server:
         result = _draft(server, assets)
         assert result.exit_code == 0, result.output
-        assert server.stats.requests == 2 * _windows(assets)
+        assert server.stats.requests == 2 * _requests(assets)
     drafts = read_jsonl(assets / "drafts.jsonl")
     manifest = {m.segment_id: m for m in load_assets(assets)}
     for clip in drafts:
         assert len(clip["rows"]) == len(manifest[clip["sample_id"]].cues)
         assert all("subtitles only" in r["draft_problems"][0]["problem"] for r in clip["rows"])
     assert runner.invoke(app, ["data", "validate", str(assets / "drafts.jsonl")]).exit_code == 0
+
+
+def test_the_problem_count_is_what_the_drafts_hold_and_validate_counts(isolated_env, assets):
+    """The attack: a window whose answers hold no rows puts a problem on every row and two more on the
+    window's record; the command counted both (12 against validate's 10 on a 9-cue segment)."""
+    with FakeOpenAI(DraftResponder("garbage")) as server:
+        result = _draft(server, assets, "--limit", "1")
+        assert result.exit_code == 0, result.output
+    (clip,) = read_jsonl(assets / "drafts.jsonl")
+    on_rows = sum(len(r.get("draft_problems", [])) for r in clip["rows"])
+    assert any(w["problems"] for w in clip["draft"]["windows"])  # the window's own record has some too
+    validate = runner.invoke(app, ["data", "validate", str(assets / "drafts.jsonl")])
+    assert f"{on_rows} draft problems left in {len(clip['rows'])} rows" in validate.output, validate.output
+    (run_json,) = (assets / ".draft-run").glob("*/run.json")
+    assert json.loads(run_json.read_text())["calls"]["problems"] == on_rows
+    header = next(line for line in result.output.splitlines() if "rows" in line and "┃" in line)
+    row = next(line for line in result.output.splitlines() if line.startswith("│"))
+    columns = [c.strip() for c in header.strip("┃ ").split("┃")]
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[columns.index("rows") + 1] == str(on_rows)  # the column after rows: the problems kept
+    assert f"Drafts of {MODEL} (subtitles only)" in result.output and "(none)" not in result.output  # the title says what was sent
 
 
 def test_long_segments_go_in_windows_with_a_carried_summary(isolated_env, assets):

@@ -132,3 +132,20 @@ def test_the_judge_is_asked_only_for_valid_judged_answers(clips):
     records = rb.score_answers([*er, *itp], answers, judge=judge)
     assert len(calls) == 1
     assert [r.get("judge_score") for r in records] == [5, 1, None, None]  # the invalid ER answer: the floor, no call
+
+
+def test_without_a_judge_an_all_unusable_task_has_no_judge_score_and_no_bertscore(clips):
+    """The attack: every ER/VP answer unusable and no judge nor BERTScore in the run; the summary
+    showed judge 1.00 and BERTScore 0.0 (the floors of an unusable answer), a score nobody computed."""
+    instances = rb.build_instances(clips, "er")[:4] + rb.build_instances(clips, "vp")[:4]
+    records = rb.score_answers(instances, {i.id: "I am not sure." for i in instances})
+    summary = rb.summarize(records)
+    for task, names in (("er", ("judge", "score", "bertscore")), ("vp", ("judge", "bertscore"))):
+        for scenario, entry in summary[task].items():
+            assert {name: entry[name] for name in names} == dict.fromkeys(names), (task, scenario)
+    # the intensity score needs no model: an unusable answer scores its floor, computed
+    assert summary["er"]["both"]["intensity"] == 1.0
+    # the control: with a judge in the run every unusable answer takes the judge's floor (the paper's rule)
+    judged = rb.summarize(rb.score_answers(instances, {i.id: "I am not sure." for i in instances}, judge=lambda m: '{"score": 4}'))
+    assert judged["er"]["both"]["judge"] == 1.0 and judged["er"]["both"]["score"] == 1.0 and judged["vp"]["both"]["judge"] == 1.0
+    assert judged["er"]["both"]["bertscore"] is None  # BERTScore is not part of this route

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from rescue_bench.cli import app
 from rescue_bench.data.load import demo_path, load_clips
-from rescue_bench.engine.baseline_api import INSTANCE_KEY
 from rescue_bench.engine.inspect_tasks import SAMPLE_METADATA, instance_sample
 from rescue_bench.tasks import BuildOptions, build_instances
 from rescue_bench.testing import FakeOpenAI, ValidAnswers
@@ -39,7 +38,7 @@ def test_a_sample_carries_the_prompt_and_where_it_comes_from() -> None:
     assert set(sample.metadata) == {"task", "sample_id", "scenario", "row"}
     assert json.loads(str(sample.target)) == instance.gold
     system, user = sample.input  # type: ignore[misc]
-    assert user.metadata == {INSTANCE_KEY: instance.id}  # the baseline's lookup, and the cache key's instance
+    assert not user.metadata  # the prompt alone keys the response cache; the baseline finds the instance in its scope
 
 
 def test_logs_open_with_every_sample_and_its_record(isolated_env: Path) -> None:
@@ -75,9 +74,9 @@ def test_no_log_samples_still_writes_readable_headers(isolated_env: Path) -> Non
     assert len(read_records(out)) == 2
 
 
-def test_copies_of_a_clip_are_separate_calls(isolated_env: Path) -> None:
-    """Two instances whose prompts are the same (a clip copied under a new id) are two calls: the
-    response cache is keyed per instance, as the benchmark's scaled data needs."""
+def test_copies_of_a_clip_ask_each_request_once(isolated_env: Path) -> None:
+    """Two instances whose prompts are the same (a clip copied under a new id) are one request: the
+    response cache keys a request by what it sends; each instance still has its record."""
     line = demo_path().read_text(encoding="utf-8").splitlines()[0]
     clip = json.loads(line)
     copy = dict(clip, sample_id=clip["sample_id"] + "~copy")
@@ -88,7 +87,9 @@ def test_copies_of_a_clip_are_separate_calls(isolated_env: Path) -> None:
     with FakeOpenAI(ValidAnswers()) as server:
         result = _eval(server, data, isolated_env / "run", isolated_env / "cache", "--tasks", "stp")
         assert result.exit_code == 0, result.output
-        assert server.stats.requests == instances
+        assert server.stats.requests == instances // 2
+    records = read_records(isolated_env / "run")
+    assert len(records) == instances and len({r["sample_id"] for r in records}) == 2
 
 
 def test_scoring_and_the_inspect_entry_point_do_not_import_scikit_learn() -> None:

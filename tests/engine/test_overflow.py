@@ -11,6 +11,7 @@ leaves out the fewest oldest rows that make each prompt fit, ``fail`` fails the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,26 @@ def test_trim_leaves_out_the_fewest_oldest_rows_that_fit(isolated_env, style):
     assert summary["rpp"]["both"]["invalid_causes"]["context_overflow"] == 0
     assert f"note: {len(too_long)} of {len(instances)} prompts were longer than the model's context window" in result.output
     assert "warning" not in result.output
+
+
+def test_identical_requests_are_sent_once_in_flight_or_not(isolated_env):
+    """The attack: under ``trim`` the RPP prompts of one scenario with every earlier row left out are
+    one and the same request; each instance sent it, 8 at the same instant (the response cache keyed
+    every instance apart, and merges no request in flight)."""
+    window = ContextWindow(ValidAnswers(), N_CTX)
+    instances = _rpp()
+    too_long = {i for i, inst in instances.items() if _tokens(inst, window) > N_CTX}
+    probes = {render(instances[i].without_oldest_rows(10_000)).user for i in too_long}
+    assert len(probes) < len(too_long)  # several instances share their shortest prompt
+    with FakeOpenAI(window, record_bodies=True) as server:
+        result = _eval(server, isolated_env / "run", "--on-overflow", "trim", "--max-connections", "8", "--workers", "1")
+        assert result.exit_code == 0, result.output
+        bodies = Counter(json.dumps(b, sort_keys=True) for b in server.stats.bodies)
+    assert {body: n for body, n in bodies.items() if n > 1} == {}
+    assert len(bodies) == len(set(bodies))
+    records = read_records(isolated_env / "run")
+    assert {r["id"] for r in records if r.get("trimmed_rows")} == too_long  # each instance still has its own record
+    assert all(r["valid"] for r in records)
 
 
 def test_trim_that_cannot_fit_stays_an_overflow(isolated_env):

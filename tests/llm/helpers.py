@@ -11,7 +11,11 @@ logs recorded it on the wire.
 
 from __future__ import annotations
 
+import threading
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,8 @@ DEFAULT_CTX = 8192
 """The default window, and the largest the lane starts."""
 COMPLETIONS = "POST /v1/chat/completions"
 """What the server's access log says for each chat completion it answers."""
+REFUSED = f'{COMPLETIONS} HTTP/1.1" 400'
+"""... and for each one it refuses (a prompt longer than its context window)."""
 
 
 @dataclass
@@ -49,6 +55,10 @@ class LocalModel:
     def requests(self) -> int:
         """Chat completions the server has answered since it started (its own access log)."""
         return self.server.log.read_text(errors="replace").count(COMPLETIONS)
+
+    def refused(self) -> int:
+        """Those of :meth:`requests` it refused with HTTP 400 (a prompt longer than its window)."""
+        return self.server.log.read_text(errors="replace").count(REFUSED)
 
 
 class LlamaServers:
@@ -128,3 +138,63 @@ def wire_replies(out: Path) -> dict[str, list[str]]:
 def all_replies(out: Path) -> list[str]:
     """Every reply the server sent the run, sample after sample."""
     return [reply for replies in wire_replies(out).values() for reply in replies]
+
+
+class FailingProxy:
+    """A loopback proxy in front of the server: answers the first ``fail`` requests with HTTP 503 (a
+    transient error every client retries) and forwards the others; ``received`` counts every request
+    that reached it, the server's own log the ones forwarded."""
+
+    def __init__(self, target: str, fail: int) -> None:
+        self.target = target.removesuffix("/v1")
+        self.fail = fail
+        self.received = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "proxy not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> FailingProxy:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with owner._lock:
+                    owner.received += 1
+                    failing = owner.received <= owner.fail
+                if failing:
+                    self._send(503, b'{"error": {"message": "busy: try again", "type": "server_error"}}')
+                    return
+                forwarded = urllib.request.Request(owner.target + self.path, data=body, headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(forwarded, timeout=1800) as response:
+                        self._send(response.status, response.read())
+                except urllib.error.HTTPError as exc:
+                    self._send(exc.code, exc.read())
+
+            def _send(self, status: int, payload: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rescue_bench.labels import JUDGED_TASKS, POOLED, RANKED_TASKS, TASKS, in_scenario
-from rescue_bench.scoring import HEADLINE, base_record, bertscore_pairs, summarize, task_metrics, with_judge
+from rescue_bench.scoring import HEADLINE, base_record, bertscore_pairs, summarize, task_metrics, with_bertscore_floor, with_judge
 from rescue_bench.task_table import TASK_TABLE, live_value, rule
 
 
@@ -79,11 +79,12 @@ def test_er_entry_hand_checked():
     inst = [_inst("er", 0, {"emotion": "hurt", "intensity": 6}), _inst("er", 1, {"emotion": "calm", "intensity": 2}), _inst("er", 2, {"emotion": "x", "intensity": 5})]
     raws = [json.dumps({"emotion": "sad", "intensity": 8}), json.dumps({"emotion": "calm", "intensity": 2}), "{}"]
     recs = [base_record(i, r) for i, r in zip(inst, raws)]
-    # before the judge: valid answers wait (None), the invalid one sits at the floor
-    assert [r["intensity_score"] for r in recs] == [3.0, 5.0, 1.0] and recs[2]["judge_score"] == 1 and recs[2]["bertscore"] == 0.0
-    assert task_metrics("er", recs)["judge"] is None and live_value("er", recs) == 1.0
-    recs = [with_judge(recs[0], 4), with_judge(recs[1], 5), with_judge(recs[2], 5)]  # the invalid one keeps its floor
-    assert [r["score"] for r in recs] == [3.5, 5.0, 1.0]
+    # before the judge every judge score and BERTScore waits (None); the intensity score needs no model
+    assert [r["intensity_score"] for r in recs] == [3.0, 5.0, 1.0] and recs[2]["judge_score"] is None and recs[2]["bertscore"] is None
+    assert task_metrics("er", recs)["judge"] is None and live_value("er", recs) is None
+    recs = [with_judge(recs[0], 4), with_judge(recs[1], 5), with_judge(recs[2], 5)]  # the invalid one takes the judge's floor
+    assert [r["score"] for r in recs] == [3.5, 5.0, 1.0] and recs[2]["judge_score"] == 1
+    assert with_bertscore_floor(recs[2])["bertscore"] == 0.0 and with_bertscore_floor(recs[0]) == recs[0]
     recs = [dict(r, bertscore=b) for r, b in zip(recs, [0.5, 1.0, 0.0])]
     m = task_metrics("er", recs)
     assert m == pytest.approx({"judge": 10 / 3, "intensity": 3.0, "score": 9.5 / 3, "bertscore": 0.5})
@@ -96,7 +97,8 @@ def test_vp_entry_hand_checked():
     rec = base_record(inst, json.dumps({"viewpoints": [{"target": "Ann", "viewpoint": "not listened to"}]}))
     assert rec["valid"], rec["error"]
     bad = base_record(_inst("vp", 1, gold, participants=["Ann", "Bob"]), None)
-    recs = [dict(with_judge(rec, 4), bertscore=0.6), bad]
+    assert bad["judge_score"] is None and bad["bertscore"] is None  # nothing computed until the judge and BERTScore run
+    recs = [dict(with_judge(rec, 4), bertscore=0.6), with_bertscore_floor(with_judge(bad, None))]
     assert task_metrics("vp", recs) == pytest.approx({"judge": 2.5, "bertscore": 0.3})
     assert bertscore_pairs(recs[0]) == ("not listened to", "feels unheard")
 

@@ -72,6 +72,24 @@ CASES = [
     ("judge", '{"score": 4.5}', C.OUT_OF_RANGE),
     ("judge", '{"score": "four"}', C.OUT_OF_RANGE),
     ("vp_rubric", '{"target_score": 3, "viewpoint_score": 1}', C.OUT_OF_RANGE),
+    # an echo: the prompt's answer template (its alternatives side by side, or its <placeholders>) sent back
+    ("itp", '{"answer": "yes"} or {"answer": "no"}', C.ECHO),
+    ("itp", 'Answer (JSON only): {"answer": "yes"} or {"answer": "no"}', C.ECHO),
+    ("itp", 'I would wait.\n{"answer":"yes"}  OR {"answer":"no"}', C.ECHO),
+    ("rpp", '{"ranking": ["<label>", "<label>", "<label>"]}  (three labels, most likely first)', C.ECHO),
+    ("ssp", '{"ranking": ["<strategy>", "<strategy>"]}', C.ECHO),
+    ("er", '{"emotion": "<short description of what the client feels>", "intensity": <integer 0-10>}', C.ECHO),
+    ("er", '{"emotion": "<short description of what the client feels>", "intensity": 6}', C.ECHO),
+    ("er", '{"emotion": "sad", "intensity": "<integer 0-10>"}', C.ECHO),
+    ("vp", '{"viewpoints": [{"target": "<participant>", "viewpoint": "<what the client thinks of them>"}]}', C.ECHO),
+    ("vp", '{"viewpoints": [{"target": "Alan", "viewpoint": "<what the client thinks of them>"}]}', C.ECHO),
+    ("judge", '{"score": <integer 1-5>}', C.ECHO),
+    ("vp_rubric", '{"target_score": <0-2>, "viewpoint_score": <0-4>}', C.ECHO),
+    # a transcript row sent back: its row number ("[6] Dana -> ...") is text, not a JSON answer
+    ("er", "[6] CURRENT Evelyn -> Therapist: I am tired.\n[7] Alan -> Evelyn: So am I.", C.NO_JSON),
+    ("ssp", "Therapist:\n[12] The next step is to talk about money.", C.NO_JSON),
+    ("itp", "[3] Alan -> Evelyn: You never listen.", C.NO_JSON),
+    ("vp", "[4] Evelyn -> Alan: I miss you.", C.NO_JSON),
 ]
 
 
@@ -94,6 +112,16 @@ def test_each_invalid_answer_names_its_cause(parser, raw, cause):
         ("vp", '[{"target": "Alan", "viewpoint": "kind"}]'),
         ("judge", "4"),
         ("vp_rubric", '{"target_score": 2, "viewpoint_score": 4}'),
+        # the template restated, then an answer: the answer counts
+        ("itp", 'The format is {"answer": "yes"} or {"answer": "no"}. My answer: {"answer": "no"}'),
+        ("er", 'Format: {"emotion": "<short description of what the client feels>", "intensity": <integer 0-10>}\n'
+               '{"emotion": "tired", "intensity": 4}'),
+        # a placeholder beside a real label keeps its rank as a miss; the label counts
+        ("ssp", '{"ranking": ["track", "<strategy>", "<strategy>"]}'),
+        ("vp", '{"viewpoints": [{"target": "Alan", "viewpoint": "kind"}, {"target": "<participant>", "viewpoint": "<what the client thinks of them>"}]}'),
+        # a row number after the answer, and a bracketed number inside JSON, are no transcript to drop
+        ("er", '{"emotion": "tired", "intensity": 4}\n[7] Alan -> Evelyn: So am I.'),
+        ("rpp", '{"ranking": ["attack_attack"]} [2]'),
     ],
 )
 def test_a_valid_answer_has_no_cause(parser, raw):
@@ -105,3 +133,11 @@ def test_every_parse_cause_is_named_by_some_case():
     """The causes the parsers own (all but the engine's and the judge's) each have a case above."""
     engine_owned = {C.CONTEXT_OVERFLOW, C.JUDGE_FAILED}
     assert {c for _, _, c in CASES} == set(C) - engine_owned
+
+
+@pytest.mark.parametrize("noun", ["<target>", "<strategy>", "<label>"])
+def test_an_echoed_placeholder_is_named_as_written(noun):
+    """The error names the template's placeholder as the model wrote it (it read "<target>" as a list
+    split at ">", and said ["<target", ""])."""
+    parsed = parse_ranking(f'{{"ranking": ["{noun}", "{noun}"]}}', [*COUPLE_T, *COUPLE_S, *COUPLE_P], keep_positions=True)
+    assert parsed.cause is C.ECHO and noun in (parsed.error or "") and f'"{noun[:-1]}"' not in (parsed.error or "")

@@ -83,7 +83,10 @@ def _resume_ok(data: Path, out: Path, instances: int, extra: tuple[str, ...] = (
     assert again.exit_code == 0, again.output
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["status"] == "success"
-    assert run["counts"] == {"instances": instances, "answered": instances, "without_answer": 0, "judge_failures": 0}
+    assert run["counts"] == {
+        "instances": instances, "answered": instances, "usable": instances, "invalid": {c: 0 for c in run["counts"]["invalid"]},
+        "overflow": 0, "without_answer": 0, "judge_failures": 0,
+    }
     records = read_records(out)
     assert len(records) == instances and all(r["valid"] for r in records)
 

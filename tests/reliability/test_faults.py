@@ -81,11 +81,11 @@ def test_errors_garbage_and_stalls_every_instance_scored(tmp_path: Path, monkeyp
     assert garbage
     assert all(r["valid"] is False and r["prediction"] is None for r in garbage)
     assert all(r["valid"] for r in records if r["raw"] is not None and r["raw"] != GARBAGE)
-    # an invalid ER/VP answer gets the floor score without a judge call; a valid one is judged
-    # (or its judge call failed: no score, never the floor)
+    # an invalid ER/VP answer gets the judge's floor without a call; a valid one is judged (or its
+    # judge call failed: no score, never the floor); a call that got no answer has nothing to judge
     for r in records:
         if r["task"] in ("er", "vp"):
-            assert r["judge_score"] == (None if r.get("judge_failed") else 3 if r["valid"] else 1)
+            assert r["judge_score"] == (None if r.get("judge_failed") or r["raw"] is None else 3 if r["valid"] else 1)
 
 
 def test_timeout_abandons_a_stalled_attempt_and_retries(tmp_path: Path, monkeypatch, real_or_demo: Path) -> None:

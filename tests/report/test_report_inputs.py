@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rescue_bench.cli import app
-from tests.factories import make_run
+from tests.factories import make_run, run_instances, run_records, write_run
 
 runner = CliRunner()
 
@@ -161,3 +161,62 @@ def test_unexpected_failure_is_one_line(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("RESCUE_DEBUG", raising=False)
     run = make_run(tmp_path / "run", "openai/m", 0.5)
     _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "unexpected RuntimeError", "something broke")
+
+
+def _failed(run: Path, status: str, failure: str | None) -> Path:
+    """``run`` as a run that did not finish: run.json's status (and its one line), no summary.json."""
+    (run / "summary.json").unlink()
+    info = json.loads((run / "run.json").read_text())
+    info.update(kind="eval", status=status, failure=failure)
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    return run
+
+
+def test_a_failed_run_is_named_failed_with_its_cause(tmp_path: Path):
+    """The attack: a failed run's folder. The report said "summary.json: missing (is this a `rescue
+    eval` output folder?)", as if the folder were something else."""
+    line = "connection failed (nothing answered at the endpoint): 6 of 6 instances without an answer (HTTP 503: busy)"
+    run = _failed(make_run(tmp_path / "run", "openai/m", 0.5), "failed", line)
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "run.json", "the run failed", line, "no scores to report")
+
+
+def test_an_unfinished_run_is_named_unfinished(tmp_path: Path):
+    run = _failed(make_run(tmp_path / "run", "openai/m", 0.5), "running", None)
+    _assert_bad(_report(str(run), "--out", str(tmp_path / "out")), "run.json", "has not finished", "run the same command again")
+
+
+def test_the_report_names_every_run_kind_it_reads(tmp_path: Path):
+    kinds = ("rescue eval", "rescue agent eval", "rescue sim eval", "rescue sim fidelity", "inspect eval")
+    help_text = " ".join(runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"}).output.replace("│", " ").split())
+    assert all(kind in help_text for kind in kinds), help_text
+    run = make_run(tmp_path / "run", "openai/m", 0.5)
+    (run / "summary.json").unlink()
+    (run / "run.json").unlink()  # no run.json either: a folder that says nothing about itself
+    result = _report(str(run), "--out", str(tmp_path / "out"))
+    _assert_bad(result, "summary.json", "missing", *kinds[:4])
+
+
+def test_the_tokens_table_says_what_refused_prompts_cost(tmp_path: Path):
+    """The attack: an overflow run's tokens table set 5,362 tokens used beside 204,994 estimated and
+    said nothing of the prompts the model refused, which cost nothing."""
+    records = run_records(run_instances(12, 4, 6), 0.5)
+    refused = [r for r in records if r["task"] == "itp"]
+    for r in refused:  # what the scorer writes for a prompt the model refused
+        r.update(raw=None, valid=False, prediction=None, cause="context_overflow", error="context overflow: too long")
+    run = write_run(tmp_path / "run", records, "openai/m")
+    info = json.loads((run / "run.json").read_text())
+    info.update(
+        kind="eval",
+        usage_by_role={"model": {"input_tokens": 5362, "output_tokens": 90, "total_tokens": 5452}},
+        estimate={"by_role": {"model": {"calls": 40, "prompt_chars": 819976, "prompt_tokens": 204994, "max_output_tokens": 1280}}},
+    )
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    result = _report(str(run), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    usage = " ".join((tmp_path / "out" / "tables" / "usage.md").read_text(encoding="utf-8").split())
+    assert f"openai/m: {len(refused)} of {len(records)} prompts were refused as longer than the model's context window" in usage
+    assert "a refused prompt costs no tokens" in usage
+    # the control: a run without refusals gets no such note
+    plain = make_run(tmp_path / "plain", "openai/p", 0.5)
+    assert _report(str(plain), "--out", str(tmp_path / "out2")).exit_code == 0
+    assert "refused" not in (tmp_path / "out2" / "tables" / "usage.md").read_text(encoding="utf-8")

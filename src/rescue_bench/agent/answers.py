@@ -15,7 +15,8 @@ when       ``"yes"`` / ``"no"`` (ITP's parser).
 whom_how   ``{"whom": target | None, "how": strategy | None}``; valid when both are; a part that is
            usable still counts on its own.
 turn       the text; a reply without any JSON is taken as the turn when it is at most
-           :data:`MAX_BARE_TURN_CHARS` long.
+           :data:`MAX_BARE_TURN_CHARS` long. The template's ``<placeholder>`` is no turn (nor a
+           stance's viewpoint: :func:`~rescue_bench.parse.is_placeholder`).
 how_gold   a strategy label.
 """
 
@@ -25,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from rescue_bench.parse import ParsedAnswer, extract_json, match_label, parse_er, parse_itp
+from rescue_bench.parse import ParsedAnswer, extract_json, is_placeholder, match_label, parse_er, parse_itp
 
 STATE_KEYS = ("emotions", "stances", "pattern")
 WHOM_KEYS = ("target", "whom", "addressee")
@@ -134,7 +135,7 @@ def _stances(value: Any, clients: Sequence[str]) -> dict[str, list[dict[str, str
     for source, target, view in _stance_items(value):
         s = match_label(source, clients) if isinstance(source, str) else None
         t = match_label(target, clients) if isinstance(target, str) else None
-        if s is None or t is None or s == t or not isinstance(view, str) or not view.strip():
+        if s is None or t is None or s == t or not isinstance(view, str) or not view.strip() or is_placeholder(view):
             continue
         out.setdefault(s, []).append({"target": t, "viewpoint": view.strip()})
     return out
@@ -185,12 +186,16 @@ def parse_turn(raw: Any) -> ParsedAnswer:
     if payload is None:
         text = raw.strip() if isinstance(raw, str) else ""
         text = _FENCE.sub("", text).strip().strip('"').strip()
+        if is_placeholder(text):
+            return _bad(f"the reply repeats the answer template's placeholder {text[:80]!r}")
         if text and len(text) <= MAX_BARE_TURN_CHARS:
             return _ok(text)
         return _bad("no JSON answer, and the reply is too long to be a turn")
     value = field(payload, TURN_KEYS)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         value = " ".join(v.strip() for v in value)
+    if is_placeholder(value):
+        return _bad(f"the reply repeats the answer template's placeholder {value.strip()[:80]!r}")
     if isinstance(value, str) and value.strip():
         return _ok(value.strip())
     return _bad("missing key 'turn'" if value is None else "the turn is not a non-empty string")

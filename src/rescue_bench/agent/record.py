@@ -16,12 +16,15 @@ recipients``), ``valid`` (every step asked gave a usable answer), ``error`` (the
 
 * ``emotions`` / ``stances``: one item per client (per source) with gold, state mode ``explicit``
   only. A client the state leaves out, or an unusable state, scores like an invalid ER/VP answer:
-  judge 1, intensity 1, BERTScore 0 (:data:`rescue_bench.scoring.INVALID_JUDGE_SCORE`).
+  intensity 1, and the floors of the judge (1) and BERTScore (0) when they are part of the run
+  (:func:`with_judges`, :func:`with_bertscores`; :data:`rescue_bench.scoring.INVALID_JUDGE_SCORE`),
+  else ``None``.
 * ``pattern``: ``{"gold", "prediction", "correct"}`` where the gold has a pattern (explicit only).
 * ``turn``: where the real therapist spoke (gold ``turn``) and the agent took the turn: judge
   scores against the real turn (``judge_real``) and, where the gold names target and strategy,
   against them (``judge_strategy``), and BERTScore against the real turn. A turn the agent owed
-  but did not give in usable form scores 1 / 1 / 0.
+  but did not give in usable form takes the floors (1 / 1 / 0) of the judge and BERTScore that are
+  part of the run.
 * ``neglect_agent`` / ``neglect_therapist``: at points with a clearly most distressed client, whether
   the agent's (the real therapist's) recipients leave that client out, counted only where that one
   took the turn. An unusable target counts as leaving the client out (an invalid answer is wrong).
@@ -239,7 +242,7 @@ def chain_record(
             if p is None:
                 item = EmotionScore(
                     client=client, gold=emotion_gold, prediction=p, valid=False, intensity_score=float(FLOOR_JUDGE),
-                    judge_score=FLOOR_JUDGE, score=float(FLOOR_JUDGE), bertscore=FLOOR_BERTSCORE,
+                    judge_score=None, score=None, bertscore=None,
                 )
             else:
                 item = EmotionScore(
@@ -253,15 +256,15 @@ def chain_record(
             if p:
                 entry = StanceScore(source=source, gold=stance_gold, prediction=p, valid=True, judge_score=None, bertscore=None)
             else:
-                entry = StanceScore(source=source, gold=stance_gold, prediction=None, valid=False, judge_score=FLOOR_JUDGE, bertscore=FLOOR_BERTSCORE)
+                entry = StanceScore(source=source, gold=stance_gold, prediction=None, valid=False, judge_score=None, bertscore=None)
             scores["stances"].append(entry)
         if gold.pattern is not None:
             scores["pattern"] = {"gold": gold.pattern, "prediction": prediction["pattern"], "correct": prediction["pattern"] == gold.pattern}
     if gold.turn is not None and intervened:
-        floor = turn is None  # a turn owed but not given in usable form scores the floor
-        t: TurnScore = {"valid": not floor, "judge_real": FLOOR_JUDGE if floor else None, "bertscore": FLOOR_BERTSCORE if floor else None}
+        # a turn owed but not given in usable form takes the floors of the judge and BERTScore
+        t: TurnScore = {"valid": turn is not None, "judge_real": None, "bertscore": None}
         if gold.whom is not None and gold.how is not None:
-            t["judge_strategy"] = FLOOR_JUDGE if floor else None
+            t["judge_strategy"] = None
         scores["turn"] = t
     if gold.distressed is not None:
         scores["neglect_agent"] = (gold.distressed not in recipients) if recipients is not None else None
@@ -326,10 +329,22 @@ def judge_requests(point: DecisionPoint, record: AgentRecord) -> list[JudgeReque
 
 
 def with_judges(record: AgentRecord, judged: Mapping[str, tuple[int | None, bool]]) -> AgentRecord:
-    """``record`` with judge scores: ``judged[key] = (score, flagged)``. A judge that never gave a
-    valid score (``None``) counts as 1 and the item is flagged, as for ER/VP."""
+    """``record`` of a run with a judge, with its judge scores: ``judged[key] = (score, flagged)``. A
+    judge that never gave a valid score (``None``) counts as 1 and the item is flagged, as for
+    ER/VP; an unusable emotion, stance or turn takes the judge's floor without a call."""
     scores = _copy_scores(record["scores"])
     out: AgentRecord = {**record, "scores": scores, "judged": sorted(judged)}
+    for emotion in scores["emotions"]:
+        if not emotion["valid"]:
+            emotion["judge_score"], emotion["score"] = FLOOR_JUDGE, (FLOOR_JUDGE + emotion["intensity_score"]) / 2
+    for stance in scores["stances"]:
+        if not stance["valid"]:
+            stance["judge_score"] = FLOOR_JUDGE
+    turn = scores.get("turn")
+    if turn and not turn["valid"]:
+        turn["judge_real"] = FLOOR_JUDGE
+        if "judge_strategy" in turn:
+            turn["judge_strategy"] = FLOOR_JUDGE
     for key, (value, flagged) in judged.items():
         score = FLOOR_JUDGE if value is None else int(value)
         flagged = flagged or value is None
@@ -386,9 +401,16 @@ def bertscore_requests(record: AgentRecord) -> list[tuple[str, str, str]]:
 
 
 def with_bertscores(record: AgentRecord, values: Mapping[str, float]) -> AgentRecord:
-    """``record`` with the BERTScore F1 of each key of :func:`bertscore_requests`."""
+    """``record`` of a run that computes BERTScore, with the F1 of each key of
+    :func:`bertscore_requests`; an unusable emotion, stance or turn takes BERTScore's floor."""
     scores = _copy_scores(record["scores"])
     out: AgentRecord = {**record, "scores": scores}
+    for item in (*scores["emotions"], *scores["stances"]):
+        if not item["valid"]:
+            item["bertscore"] = FLOOR_BERTSCORE
+    turn = scores.get("turn")
+    if turn and not turn["valid"]:
+        turn["bertscore"] = FLOOR_BERTSCORE
     for key, value in values.items():
         if key == "turn":
             scores["turn"]["bertscore"] = value

@@ -268,5 +268,7 @@ class SegmentDraft:
 
     @property
     def problem_count(self) -> int:
-        """Problems kept on rows plus those only on the windows' records."""
-        return sum(len(r.get("draft_problems", [])) for r in self.rows) + sum(len(w.problems) for w in self.records)
+        """The problems kept on rows (``draft_problems``), what a reviewer works through and ``rescue
+        data validate`` counts. A window's own record repeats what its rows already say (a rejected
+        row's cues become rows holding the subtitles, each with its problem), so it adds nothing here."""
+        return sum(len(r.get("draft_problems", [])) for r in self.rows)

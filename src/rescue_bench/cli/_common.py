@@ -512,8 +512,14 @@ def print_dry_run(dry: Any, price_in: float | None, price_out: float | None) -> 
     console.print(table)
     from rescue_bench.engine.dryrun import CHARS_PER_TOKEN
 
-    console.print(f"prompt tokens are estimated as characters / {CHARS_PER_TOKEN:g}; calls include every re-ask, not retries",
-                  highlight=False, markup=False)
+    calls, tokens = dry.if_unusable
+    console.print(
+        f"calls and output tokens: at most (every re-ask, trimming and chain step; no retries); prompt chars and tokens: "
+        f"expected (every answer usable at the first ask, the agent speaking where the annotated therapist spoke, "
+        f"{dry.expected_calls:,} calls), tokens as characters / {CHARS_PER_TOKEN:g}; if no answer is usable (nothing judged, "
+        f"a silent agent, every re-ask): {calls:,} calls, {tokens:,} prompt tokens",
+        highlight=False, markup=False,
+    )
     for note in dry.notes:
         console.print(f"note: {note}", highlight=False, markup=False)
     if price_in is not None or price_out is not None:
@@ -539,3 +545,9 @@ def print_usage(info: RunInfo) -> None:
         table.add_row(role, _count(u.input_tokens), _count(u.output_tokens), _count(e.prompt_tokens if e else None),
                       _count(e.max_output_tokens if e else None))
     table_console().print(table)
+    refused = (info.counts or {}).get("overflow")
+    if isinstance(refused, int) and refused:
+        table_console().print(
+            f"note: the {refused} prompts refused as longer than the model's context window cost no tokens; the estimate "
+            "counts them unless --context-window gives the window", highlight=False, markup=False,
+        )

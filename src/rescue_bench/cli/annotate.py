@@ -155,7 +155,8 @@ def draft_command(
     console.print(f"drafting {report.segments} segment(s): " + ", ".join(f"{n} {r}" for r, n in why.items())
                   + (f"; {len(report.kept)} with a current draft kept as they are" if report.kept else ""),
                   markup=False, highlight=False, soft_wrap=True)
-    table = Table(title=f"Drafts of {model} ({media})", title_justify="left")
+    sent = "subtitles only" if media == "none" else f"subtitles and {media}"
+    table = Table(title=f"Drafts of {model} ({sent})", title_justify="left")
     for col in ("segments", "written", "windows", "calls", "re-asks", "rows", "problems kept", "input tokens", "output tokens"):
         table.add_column(col, justify="right")
     table.add_row(str(report.segments), str(len(report.written)), str(report.windows), str(report.calls), str(report.reasked),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -106,6 +107,20 @@ def print_summary(summary: EvalSummary, title: str) -> None:
             console.print(f"  unusable answers: {'; '.join(unusable)}", highlight=False, markup=False)
 
 
+def answers_line(counts: Mapping[str, Any] | None) -> str | None:
+    """What became of every instance, in the counts of ``run.json`` (``rescue_bench.scoring.AnswerCounts``):
+    answered (usable, or unusable by cause), refused as too long, without an answer."""
+    if not counts or "usable" not in counts:
+        return None
+    invalid = {cause: n for cause, n in (counts.get("invalid") or {}).items() if n}
+    unusable = f"{sum(invalid.values())} unusable" + (": " + ", ".join(f"{c} {n}" for c, n in invalid.items()) if invalid else "")
+    return (
+        f"Answers: {counts['instances']} instances: {counts['answered']} answered ({counts['usable']} usable, {unusable}), "
+        f"{counts['overflow']} refused as too long{' for the context window' if counts['overflow'] else ''}, "
+        f"{counts['without_answer']} without an answer"
+    )
+
+
 def overflow_lines(report: OverflowReport | None) -> list[str]:
     """What ``rescue eval`` says at the end about prompts longer than the model's context window
     (``report``: ``run.json``'s :class:`~rescue_bench.runinfo.OverflowReport`); nothing when none was."""
@@ -155,6 +170,7 @@ def eval_command(
     workers: str = setting(EvalSettings, "workers", "--workers"),
     on_overflow: str = setting(EvalSettings, "on_overflow", "--on-overflow"),
     lenient: bool = setting(EvalSettings, "lenient", "--lenient"),
+    context_window: Optional[int] = setting(EvalSettings, "context_window", "--context-window"),
     run: RunOptions = DEFAULT_RUN,
 ) -> None:
     """Evaluate a model on the six tasks; writes results/, summary.json, run.json and inspect logs."""
@@ -201,6 +217,9 @@ def eval_command(
         raise run_input_error(exc) from None
     summary, info = result.summary, result.info
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
+    line = answers_line(info.counts)
+    if line:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     print_usage(info)
     judged = [t for t in JUDGED_TASKS if t in summary.root]
     if judged and not judge:

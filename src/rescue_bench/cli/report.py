@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
 def report_command(
     run_dirs: list[Path] = typer.Argument(
         ..., show_default=False,
-        help="`rescue eval`, `rescue agent eval` or `rescue sim` output folders, or logs of `inspect eval rescue_bench/<task>` (a log file or a folder of logs); "
-        "one or more; and folders of `rescue agreement score --out` (people's ratings of closed-loop episodes), shown beside the runs they scored.",
+        help="Output folders of `rescue eval`, `rescue agent eval`, `rescue sim eval` or `rescue sim fidelity`, or logs of "
+        "`inspect eval rescue_bench/<task>` (a log file or a folder of logs); one or more; and folders of `rescue agreement score --out` "
+        "(people's ratings of closed-loop episodes), shown beside the runs they scored.",
     ),
     data: Optional[list[Path]] = typer.Option(
         None, "--data", "-d", callback=resolve_data_option,

@@ -7,6 +7,7 @@ data: one line per problem naming file, line, clip, row and field), never a trac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -58,11 +59,11 @@ MaxFailedShare = setting(SimSettings, "max_failed_share", "--max-failed-share")
 SimulatorMaxTokens = setting(SimSettings, "simulator_max_tokens", "--simulator-max-tokens")
 
 
-def warn_failed_steps(counts: dict[str, int] | None, threshold: float) -> None:
+def warn_failed_steps(counts: Mapping[str, object] | None, threshold: float) -> None:
     """One warning line when some episode steps had a failed call but the run stayed under the threshold."""
     counts = counts or {}
     failed, steps = counts.get("failed_steps", 0), counts.get("steps", 0)
-    if failed:
+    if isinstance(failed, int) and isinstance(steps, int) and failed:
         typer.echo(
             f"warning: {failed} of {steps} episode steps ({100 * failed / max(steps, 1):.1f}%) had an agent or simulator call "
             f"that failed after its retries (the run fails above --max-failed-share {threshold:g}); run.json counts them",

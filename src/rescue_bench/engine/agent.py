@@ -60,7 +60,7 @@ from rescue_bench.agent.record import AgentRecord
 
 # the tasks' engine pieces, reused so the agent's calls share the run's cache, call slots, judge
 # re-ask and record collection with the single-task calls of the same run
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.dryrun import DryRun, agent_estimate
 from rescue_bench.engine.evaluate import gather_records, log_usage, role_usage, run_inspect, sample_errors
 from rescue_bench.engine.inspect_tasks import rescue_task
@@ -133,8 +133,9 @@ def chain_solver(
                 chain.answer(raw, None if raw is not None else "the baseline has no answer for this step")
                 continue
             try:
-                async with call_slot(channel):
-                    output = await model.generate(to_messages(request.messages), cache=CACHE if cache else False)
+                messages = to_messages(request.messages)
+                async with call_slot(channel, request_key(str(model), messages)):
+                    output = await model.generate(messages, cache=CACHE if cache else False)
             except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
                 chain.answer(None, call_error(exc))
                 if channel is not None:  # not the model's answer: the run is failed (and resumable)
@@ -317,22 +318,22 @@ def run_agent(
 
 
 def add_chain_bertscore(records: list[AgentRecord], backbone: str | None) -> tuple[list[AgentRecord], str | None]:
-    """Every chain record with its BERTScore values filled in, in one batch (backbone used, or None
-    when BERTScore is not installed)."""
-    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
+    """Every chain record with its BERTScore values filled in, in one batch, and the floors of its
+    unusable parts (backbone used, or None when BERTScore is not installed: nothing is filled in)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, usable_backbone
 
     todo = [(i, key, pred, ref) for i, r in enumerate(records) for key, pred, ref in bertscore_requests(r)]
-    if not todo:
+    if not records:
         return records, None
     try:
-        backbone = backbone or default_backbone()
-        values = bertscore_f1([t[2] for t in todo], [t[3] for t in todo], backbone=backbone)
+        backbone = usable_backbone(backbone)
+        values = bertscore_f1([t[2] for t in todo], [t[3] for t in todo], backbone=backbone) if todo else []
     except BertScoreUnavailable:
         return records, None
     per: dict[int, dict[str, float]] = {}
     for (i, key, _, _), value in zip(todo, values):
         per.setdefault(i, {})[key] = value
-    return [with_bertscores(r, per[i]) if i in per else r for i, r in enumerate(records)], backbone
+    return [with_bertscores(r, per.get(i, {})) for i, r in enumerate(records)], backbone
 
 
 def call_counts(records: Sequence[AgentRecord], single: Sequence[ResultRow]) -> AgentCalls:

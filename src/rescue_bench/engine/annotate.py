@@ -169,7 +169,7 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True, win
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ContentText, ModelOutput, get_model
     from inspect_ai.solver import Generate, TaskState, solver
 
-    from rescue_bench.engine.channel import call_error, call_slot
+    from rescue_bench.engine.channel import call_error, call_slot, request_key
     from rescue_bench.engine.judge import CACHE
     from rescue_bench.engine.media import media_content
 
@@ -196,7 +196,7 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True, win
                     ChatMessageSystem(content=system),
                     ChatMessageUser(content=[*media, ContentText(text=user)] if media else user),
                 ]
-                async with call_slot(channel.run):
+                async with call_slot(channel.run, request_key(str(model), messages)):
                     output = await model.generate(messages, cache=policy)
                 stats["calls"] += 1
                 _count_tokens(output, stats)
@@ -205,7 +205,7 @@ def draft_solver(channel: DraftChannel, model_name: str, cache: bool = True, win
                 if first.problems:
                     messages += [ChatMessageAssistant(content=output.completion or "(no answer)"),
                                  ChatMessageUser(content=reask_prompt(first.problems))]
-                    async with call_slot(channel.run):
+                    async with call_slot(channel.run, request_key(str(model), messages)):
                         output = await model.generate(messages, cache=policy)
                     stats["calls"] += 1
                     stats["reasked"] += 1

@@ -2,9 +2,10 @@
 
 Baselines need the whole instance set of a task (cross-validation over clips), which a chat model API
 never sees. Each task's solver therefore holds its :class:`BaselinePool` (the task's *whole* instance
-set, even when only part of it is evaluated under ``--limit`` or by one worker) and opens it
-for the duration of each call with :func:`open_pool`; the provider reads it from that scope. Each
-user message carries the neutral instance id in its metadata (never sent to a real provider).
+set, even when only part of it is evaluated under ``--limit`` or by one worker) and opens it, with
+the id of the instance being answered, for the duration of each call with :func:`open_pool`; the
+provider reads both from that scope. The messages carry nothing of it: what a real provider is sent,
+and what keys the response cache, is the prompt alone.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput,
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from rescue_bench.tasks.instance import Instance
-
-INSTANCE_KEY = "rescue_instance"
-"""Metadata key of the user message that names the instance id."""
 
 
 class BaselinePool:
@@ -54,26 +52,18 @@ class BaselinePool:
             raise KeyError(f"instance {instance_id} is not in its task's baseline pool") from None
 
 
-_POOL: ContextVar[BaselinePool | None] = ContextVar("rescue_baseline_pool", default=None)
+_POOL: ContextVar[tuple[BaselinePool, str] | None] = ContextVar("rescue_baseline_pool", default=None)
 
 
 @contextlib.contextmanager
-def open_pool(pool: BaselinePool | None) -> Iterator[None]:
-    """Make ``pool`` the one the baseline provider answers from, for the calls made inside."""
-    token = _POOL.set(pool)
+def open_pool(pool: BaselinePool | None, instance_id: str) -> Iterator[None]:
+    """Make ``pool`` the one the baseline provider answers from, and ``instance_id`` the instance it
+    answers, for the calls made inside."""
+    token = _POOL.set(None if pool is None else (pool, instance_id))
     try:
         yield
     finally:
         _POOL.reset(token)
-
-
-def instance_id_of(messages: list[ChatMessage]) -> str | None:
-    """The instance id carried by the last message that has one."""
-    for message in reversed(messages):
-        meta: dict[str, Any] = getattr(message, "metadata", None) or {}
-        if INSTANCE_KEY in meta:
-            return str(meta[INSTANCE_KEY])
-    return None
 
 
 class BaselineAPI(ModelAPI):
@@ -104,10 +94,10 @@ class BaselineAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        instance_id = instance_id_of(input)
-        pool = _POOL.get()
-        if instance_id is None or pool is None:
+        scope = _POOL.get()
+        if scope is None:
             raise ValueError("baseline models answer RESCUE-Bench instances only (no instance or task pool in scope)")
+        pool, instance_id = scope
         content = pool.answer(self.model_name, instance_id, self.seed)
         return ModelOutput.from_content(model=f"baseline/{self.model_name}", content=content)
 

@@ -9,6 +9,12 @@ so the judge's pool would add its own ``max_connections``). Tasks made by ``insp
 channel and behave as plain inspect_ai tasks. In a worker of a multi-worker run the bound is the
 worker's share of ``--max-connections``.
 
+Two identical requests (the same model, the same messages) in flight at the same time are sent
+once: the second waits for the first (:meth:`RunChannel.call_slot` with the request's
+:func:`request_key`), then finds its reply in the response cache, which keys a request by what it
+sends. Under ``--on-overflow trim`` a clip's RPP prompts with every earlier row left out are one
+request, asked by each of its instances at the same moment.
+
 The channel is also the run's circuit: a call that fails after inspect_ai's retries holds its slot
 for the whole retry budget, so against a server that fails every call the calls would fail wave
 after wave of ``--max-connections``. Once as many calls in a row as the run has slots have failed
@@ -19,7 +25,9 @@ after wave of ``--max-connections``. Once as many calls in a row as the run has 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+import hashlib
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from rescue_bench.errors import RescueError
@@ -67,6 +75,13 @@ def call_error(exc: BaseException) -> str:
     return f"HTTP {status}: {message}" if status is not None else message
 
 
+def request_key(model: str, messages: Sequence[Any]) -> str:
+    """What makes two calls the same request: the model and the messages (inspect_ai chat messages:
+    role, content and media), as the response cache sees them."""
+    dumped = [m.model_dump(mode="json", exclude={"id"}) if hasattr(m, "model_dump") else m for m in messages]
+    return hashlib.sha256(json.dumps([model, dumped], sort_keys=True, default=str).encode()).hexdigest()
+
+
 class CallsStopped(RescueError):
     """A call the run did not send: the calls before it failed in a row (see the module doc)."""
 
@@ -90,6 +105,8 @@ class RunChannel(Generic[RecordT]):
         """Failed calls in a row after which no call is sent: a whole wave of the run's slots."""
         self._failed_in_a_row = 0
         self._last_error = ""
+        self._in_flight: dict[str, Any] = {}
+        """The requests being sent (:func:`request_key`): the event each one sets when it is done."""
 
     def keep(self, record: RecordT) -> None:
         """Keep the scorer's record of an instance (the first time: tell the progress callback).
@@ -120,9 +137,33 @@ class RunChannel(Generic[RecordT]):
             self.requests[kind] = sent
 
     @contextlib.asynccontextmanager
-    async def call_slot(self) -> AsyncIterator[None]:
+    async def call_slot(self, key: str | None = None) -> AsyncIterator[None]:
         """Hold one of the run's ``max_calls`` slots while a model or judge call runs; count whether it
-        failed. Raises :class:`CallsStopped` instead of calling once the circuit is open."""
+        failed. Raises :class:`CallsStopped` instead of calling once the circuit is open. ``key``:
+        the request's :func:`request_key`; while the same request is in flight, wait for it (and
+        hold no slot) rather than send it again."""
+        async with self._alone(key):
+            async with self._slot():
+                yield
+
+    @contextlib.asynccontextmanager
+    async def _alone(self, key: str | None) -> AsyncIterator[None]:
+        if key is None:
+            yield
+            return
+        import anyio
+
+        while (twin := self._in_flight.get(key)) is not None:
+            await twin.wait()
+        done = self._in_flight[key] = anyio.Event()
+        try:
+            yield
+        finally:
+            del self._in_flight[key]
+            done.set()
+
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
         self._check_circuit()
         if self._max_calls is None:
             async with self._counted():
@@ -180,10 +221,11 @@ def last_request() -> GenerateRequest | None:
 
 
 @contextlib.asynccontextmanager
-async def call_slot(channel: RunChannel | None) -> AsyncIterator[None]:
-    """:meth:`RunChannel.call_slot`, or nothing when there is no channel (``inspect eval``)."""
+async def call_slot(channel: RunChannel | None, key: str | None = None) -> AsyncIterator[None]:
+    """:meth:`RunChannel.call_slot` (``key``: the request's :func:`request_key`), or nothing when there
+    is no channel (``inspect eval``)."""
     if channel is None:
         yield
         return
-    async with channel.call_slot():
+    async with channel.call_slot(key):
         yield

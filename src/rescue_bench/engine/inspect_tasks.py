@@ -22,8 +22,8 @@ from inspect_ai.solver import Generate, TaskState, generate, solver
 import rescue_bench.engine.video_api  # noqa: F401  (registers the openai-video/ provider)
 from rescue_bench.data.fetch import resolve_data
 from rescue_bench.data.validate import load_checked
-from rescue_bench.engine.baseline_api import INSTANCE_KEY, BaselinePool, open_pool
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.baseline_api import BaselinePool, open_pool
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.judge import CACHE, grader, judge_authors, judge_score
 from rescue_bench.engine.overflow import OnOverflow, error_overflow, fit, output_overflow
 from rescue_bench.engine.providers import prerequisite_error
@@ -54,10 +54,9 @@ def instance_sample(instance: Instance) -> Sample:
     scoring needs stays with the task (:func:`rescue_task`) instead of riding along in the metadata.
     """
     prompt = render(instance)
-    # the instance id on the user message (never sent to a provider) is what the baseline provider
-    # answers from, and it keys the response cache per instance: two instances whose prompts happen
-    # to be the same (copies of a clip) are two calls, as they were always
-    user = ChatMessageUser(content=prompt.user, metadata={INSTANCE_KEY: instance.id})
+    # the prompt alone: the response cache keys a request by what it sends, so two instances whose
+    # prompts are the same (a clip's RPP prompts with every row left out, copies of a clip) are one call
+    user = ChatMessageUser(content=prompt.user)
     return Sample(
         id=instance.id,
         input=[ChatMessageSystem(content=prompt.system), user],
@@ -95,23 +94,6 @@ PANEL_METRIC: dict[str, str] = {task: rule(task).headline_metric for task in TAS
 panels and ``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
 
 
-def _fill_bertscore(records: list[ResultRow], backbone: str | None) -> None:
-    """BERTScore F1 of the valid ER/VP records that have none yet, in one batch, written into the
-    records (so ``rescue eval`` does not compute them again); nothing when the extra is missing."""
-    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
-    from rescue_bench.scoring import bertscore_pairs
-
-    todo = [(r, pair) for r in records if r.get("bertscore") is None and (pair := bertscore_pairs(r)) is not None]
-    if not todo:
-        return
-    try:
-        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone or default_backbone())
-    except BertScoreUnavailable:
-        return
-    for (record, _), value in zip(todo, scores):
-        record["bertscore"] = value
-
-
 COUNTS = frozenset({"n", "n_invalid"})
 """Counts of the summary, not metrics: inspect_ai shows the sample count itself, and a count among
 the metrics (``94.000``) reads like a score."""
@@ -130,8 +112,10 @@ def summary_metrics(task: str = "itp", bertscore: bool = False, backbone: str | 
         records = [s.score.metadata["record"] for s in scores if s.score.metadata and "record" in s.score.metadata]
         if not records:
             return {}
-        if bertscore and rule(task).judged:
-            _fill_bertscore(records, backbone)
+        if bertscore and rule(task).judged:  # written into the records: rescue eval does not compute them again
+            from rescue_bench.engine.outputs import add_bertscore
+
+            add_bertscore(records, backbone)
         values = task_metrics(task, records)
         shown = {m: values.get(m) for m in (*HEADLINE[task], *(k for k in values if k not in HEADLINE[task] and k not in COUNTS))}
         shown["invalid_rate"] = sum(not r["valid"] for r in records) / len(records)
@@ -184,6 +168,8 @@ def rescue_scorer(
             elif judge is not None and record["valid"]:
                 value, flagged = await judge_score(judge, record, inst.get("client"), attempt_timeout, channel, seed)
                 record = with_judge(record, value, flagged)
+            elif judge is not None:  # an invalid answer takes the judge's floor, without a call
+                record = with_judge(record, None)
         except Exception as exc:  # noqa: BLE001 - the judge's call failed after its retries: not the model's fault
             record = judge_failure(record, exc, authors=authors)
         if channel is not None:
@@ -220,7 +206,7 @@ def answer(
     make = sample or instance_sample
 
     async def call(state: TaskState, generate_fn: Generate) -> tuple[TaskState, str | None]:
-        async with call_slot(channel):
+        async with call_slot(channel, request_key(str(state.model), state.messages)):
             try:
                 state = await gen(state, generate_fn)
             except Exception as exc:
@@ -236,7 +222,7 @@ def answer(
 
     async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
         if is_baseline(str(state.model)):
-            with open_pool(pool):
+            with open_pool(pool, str(state.sample_id)):
                 return await gen(state, generate_fn)
         state, refused = await call(state, generate_fn)
         if refused is not None and on_overflow == "trim" and pool is not None:

@@ -24,7 +24,7 @@ from inspect_ai.model import (
 )
 
 from rescue_bench.contract import judge_format
-from rescue_bench.engine.channel import RunChannel, call_slot
+from rescue_bench.engine.channel import RunChannel, call_slot, request_key
 from rescue_bench.engine.providers import GRADER
 from rescue_bench.engine.settings import JUDGE_TEMPERATURE
 from rescue_bench.labels import Rubric
@@ -66,7 +66,7 @@ async def ask_judge(
     """
     config = GenerateConfig(attempt_timeout=attempt_timeout, temperature=JUDGE_TEMPERATURE, seed=seed)
     messages: list[Any] = [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
-    async with call_slot(channel):
+    async with call_slot(channel, request_key(str(judge), messages)):
         output = await judge.generate(messages, cache=CACHE, config=config)
     if channel is not None:
         channel.note_request("judge")
@@ -77,7 +77,7 @@ async def ask_judge(
     if reask is None:  # every judge format of the contract declares its re-ask; this one does not
         raise ValueError(f"the answer contract declares no re-ask for the {rubric!r} judge rubric")
     messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content=reask)]
-    async with call_slot(channel):
+    async with call_slot(channel, request_key(str(judge), messages)):
         output = await judge.generate(messages, cache=CACHE, config=config)
     parsed = parse(output.completion)
     return (parsed.prediction, False) if parsed.valid else (None, True)

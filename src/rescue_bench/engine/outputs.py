@@ -26,6 +26,7 @@ from rescue_bench.labels import POOLED
 from rescue_bench.records import ResultRow
 from rescue_bench.runinfo import (
     BertscoreUse,
+    Counts,
     EvalRunInfo,
     GenerateRequest,
     OverflowReport,
@@ -46,22 +47,27 @@ def judge_fingerprint() -> str:
 
 
 def add_bertscore(records: list[ResultRow], backbone: str | None) -> str | None:
-    """Fill ``bertscore`` of valid ER/VP records in one batch; return the backbone used (None if skipped)."""
-    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, default_backbone
-    from rescue_bench.scoring import bertscore_pairs
+    """Fill ``bertscore`` of ER/VP records: valid ones scored in one batch, invalid ones BERTScore's
+    floor; return the backbone used (``None``: BERTScore is not installed, or the run has no ER/VP
+    record, and every ``bertscore`` stays empty)."""
+    from rescue_bench.bertscore import BertScoreUnavailable, bertscore_f1, usable_backbone
+    from rescue_bench.scoring import bertscore_pairs, with_bertscore_floor
+    from rescue_bench.task_table import rule
 
-    todo = [(r, pair) for r in records if (pair := bertscore_pairs(r)) is not None]
-    if not todo:
+    judged = [i for i, r in enumerate(records) if rule(r["task"]).judged]
+    if not judged:
         return None
-    if all(r.get("bertscore") is not None for r, _ in todo):  # the log's metric computed them already
-        return backbone or default_backbone()
+    # the log's metric scored some already (inspect eval, a resumed run): those are kept
+    todo = [(r, pair) for r in records if r.get("bertscore") is None and (pair := bertscore_pairs(r)) is not None]
     try:
-        backbone = backbone or default_backbone()
-        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone)
+        backbone = usable_backbone(backbone)
+        scores = bertscore_f1([p for _, (p, _) in todo], [g for _, (_, g) in todo], backbone=backbone) if todo else []
     except BertScoreUnavailable:
         return None
     for (record, _), value in zip(todo, scores):
         record["bertscore"] = value
+    for i in judged:
+        records[i] = with_bertscore_floor(records[i])
     return backbone
 
 
@@ -123,23 +129,26 @@ def request_record(intended: GenerateRequest, sent: GenerateRequest | None, prev
     return RequestRecord(intended=intended, sent=sent, sent_by="this run" if sent is not None else None)
 
 
-def run_status(records: Sequence[Mapping[str, Any]], evaluated: Evaluated[Any], absorbed: list[str] | None = None) -> RunStatus:
+def run_status(
+    records: Sequence[Mapping[str, Any]], evaluated: Evaluated[Any], absorbed: list[str] | None = None, numbers: Counts | None = None
+) -> RunStatus:
     """``status``, ``counts`` and ``failure`` of ``run.json`` (``failure`` is the one line of a failed run).
 
     ``absorbed``: errors of calls that failed and that the caller went on without (an agent's chain
-    steps and judge calls); they fail the run too."""
-    numbers = counts(records, evaluated.unanswered)
+    steps and judge calls); they fail the run too. ``numbers``: the run's counts when its kind counts
+    more than :func:`~rescue_bench.engine.runfolder.counts` does (``rescue eval``'s answers)."""
+    tally: Counts = dict(numbers) if numbers is not None else dict(counts(records, evaluated.unanswered))
     messages = [m.removeprefix("no answer: ") for m in evaluated.unanswered.values()]
     messages += [str(r.get("judge_error")) for r in records if r.get("judge_failed")]
     if absorbed is not None:
-        numbers["failed_calls"] = len(absorbed)
+        tally["failed_calls"] = len(absorbed)
         messages += absorbed
     errored = sum(1 for status in evaluated.statuses if status == "error")
     if errored:  # an inspect_ai task that ended in error (its scorer or metrics failed): not a finished run
-        numbers["task_errors"] = errored
+        tally["task_errors"] = errored
         messages.append(f"{errored} inspect_ai task logs ended in error (inspect view --log-dir {evaluated.logs and Path(evaluated.logs[0]).parent})")
-    line = failure_line(numbers, messages)
-    return RunStatus("failed" if line else "success", numbers, line)
+    line = failure_line(tally, messages)
+    return RunStatus("failed" if line else "success", tally, line)
 
 
 def overflow_report(records: Sequence[ResultRow], policy: str) -> OverflowReport:
@@ -180,13 +189,14 @@ def write_outputs(
     ``left_out``, and each summary entry's). A failed run raises :class:`~rescue_bench.engine.runfolder.RunFailed`
     once ``results/`` and ``run.json`` are written (no ``summary.json``).
     """
+    from rescue_bench.scoring import answer_counts
     from rescue_bench.tasks import DEFAULT_CONTEXT, BuildOptions
 
     settings = cast(EvalSettings, start.settings)
     out = Path(settings.out)
     records = evaluated.records
     backbone = add_bertscore(records, settings.bertscore_model) if settings.bertscore else None
-    outcome = run_status(records, evaluated)
+    outcome = run_status(records, evaluated, numbers=cast(Counts, answer_counts(records, evaluated.unanswered).model_dump()))
     overflow = overflow_report(records, settings.on_overflow)
     if settings.on_overflow == "fail" and overflow.overflow and outcome.status != "failed":
         outcome = RunStatus("failed", outcome.counts, overflow_failure(overflow, records))

@@ -26,16 +26,28 @@ SIMULATOR_ROLE = "simulator"
 """The inspect_ai model role a closed loop's model simulator is made with (its usage is counted apart)."""
 
 
+CLIENT_RETRIES_OFF = ("openai/", "openai-api/", "openai-video/", "anthropic/")
+"""Providers whose SDK client retries a failed request on its own (the OpenAI and Anthropic
+clients: twice), inside each of inspect_ai's attempts. inspect_ai hands a model's args to its
+client, so ``max_retries=0`` there leaves the retries to inspect_ai: ``--max-retries N`` is then N
+retries on the wire, N + 1 requests for a call that keeps failing (3 x (N + 1) with the clients'
+own). Other providers keep their client's defaults."""
+
+
 def provider_args(model: str) -> dict[str, Any]:
-    """Model args that make ``openai/<name>`` talk to any OpenAI-compatible server.
+    """Model args of ``model`` (a name as :func:`route` gives it): its client's own retries off
+    (:data:`CLIENT_RETRIES_OFF`), and Chat Completions for ``openai/<name>`` on any compatible server.
 
     With ``OPENAI_BASE_URL`` set the endpoint is a compatible server (vLLM, Ollama, DashScope,
     DeepSeek ...), which speaks Chat Completions; inspect_ai would otherwise pick the Responses API
     for some model names. ``RESCUE_RESPONSES_API=1`` keeps the Responses API.
     """
+    args: dict[str, Any] = {}
     if model.startswith("openai/") and os.environ.get("OPENAI_BASE_URL") and not os.environ.get("RESCUE_RESPONSES_API"):
-        return {"responses_api": False}
-    return {}
+        args["responses_api"] = False
+    if model.startswith(CLIENT_RETRIES_OFF):
+        args["max_retries"] = 0
+    return args
 
 
 def route(model: str) -> str:

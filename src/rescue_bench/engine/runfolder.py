@@ -59,7 +59,9 @@ from rescue_bench.runinfo import (
 RUN_FILES = ("results", "summary.json", RUN_JSON, "logs", "single", ".workers", "missing_clips.jsonl")
 """What a run writes in its folder: all ``--overwrite`` removes (nothing else is touched)."""
 
-NOT_IDENTITY = {"out", "display", "workers", "max_connections", "max_retries", "timeout", "log_samples", "cache", "max_failed_share"}
+NOT_IDENTITY = {
+    "out", "display", "workers", "max_connections", "max_retries", "timeout", "log_samples", "cache", "max_failed_share", "context_window",
+}
 """Settings that change how a run goes, not what it computes: a resumed run may change them."""
 
 
@@ -207,7 +209,7 @@ def cause_of(message: str) -> str:
     return "the calls failed"
 
 
-def failure_line(numbers: dict[str, int], messages: Sequence[str]) -> str | None:
+def failure_line(numbers: Mapping[str, Any], messages: Sequence[str]) -> str | None:
     """The one line of a failed run (``None``: the run succeeded): the cause, the counts, what to do."""
     if not any(numbers.get(k) for k in ("without_answer", "judge_failures", "failed_calls", "task_errors")):
         return None
@@ -237,7 +239,7 @@ class RunStatus:
     """``status``, ``counts`` and ``failure`` of a finished run's ``run.json``."""
 
     status: StatusName
-    counts: dict[str, int] | None
+    counts: Mapping[str, int | Mapping[str, int]] | None
     failure: str | None = None
 
 
@@ -331,7 +333,7 @@ def finish_run(start: RunStart, outcome: RunStatus, info: type[InfoT], **fields:
     shared = info(
         kind=start.kind,
         status=outcome.status,
-        counts=outcome.counts,
+        counts=None if outcome.counts is None else {k: v if isinstance(v, int) else dict(v) for k, v in outcome.counts.items()},
         failure=outcome.failure,
         identity=start.identity,
         settings=recorded(settings),

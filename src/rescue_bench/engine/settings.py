@@ -45,7 +45,8 @@ JUDGE_TEMPERATURE = 0.0
 a judge score should not depend on a draw."""
 
 MAX_RETRIES = 5
-"""Retries per call by default: inspect_ai waits about 3, 6, 12, 24 and 48 s (exponential, with up to
+"""Retries per call by default, on the wire (the providers' own client retries are off:
+``providers.CLIENT_RETRIES_OFF``): inspect_ai waits about 3, 6, 12, 24 and 48 s (exponential, with up to
 3 s of jitter) between the attempts, so a call to a server that always fails gives up after about 2
 minutes, and the run's circuit (:class:`~rescue_bench.engine.channel.RunChannel`) stops sending after
 a wave of such calls: the run ends as failed within a few minutes."""
@@ -95,8 +96,10 @@ class RunSettings(BaseModel):
         default=MAX_RETRIES,
         ge=0,
         description=(
-            "Retries per model call after a transient error (HTTP 429/5xx, a dropped connection), with inspect_ai's "
-            "exponential backoff (about 3, 6, 12, 24, 48 s, with jitter): the default gives up on a call after about 2 minutes."
+            "Retries of a model, judge or simulator call after a transient error (HTTP 429/5xx, a dropped connection), on the "
+            "wire: N retries send at most N + 1 requests per call (the OpenAI and Anthropic clients' own retries are off), "
+            "with inspect_ai's exponential backoff (about 3, 6, 12, 24, 48 s, with jitter): the default gives up on a call "
+            "after about 2 minutes."
         ),
     )
     timeout: int | None = Field(
@@ -152,6 +155,14 @@ class EvalSettings(RunSettings):
         ),
     )
     assets: str | None = Field(default=None, description="--mode video: assets folder with the row clips (rescue annotate clips).")
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "The model's context window in tokens, when you know it: the estimate (--dry-run, run.json) counts the prompts "
+            "that will not fit, which cost nothing, and what trimming them costs; the run itself never reads it."
+        ),
+    )
     on_overflow: OnOverflow = Field(
         default="wrong",
         description=(

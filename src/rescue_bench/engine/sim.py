@@ -41,7 +41,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import collect as gather
 
 from rescue_bench.agent import AgentOptions, baseline_chain_answers
-from rescue_bench.engine.channel import RunChannel, call_error, call_slot
+from rescue_bench.engine.channel import RunChannel, call_error, call_slot, request_key
 from rescue_bench.engine.dryrun import DryRun, sim_estimate
 from rescue_bench.engine.evaluate import log_usage, role_usage, run_inspect, sample_errors
 from rescue_bench.engine.judge import CACHE, ask_judge, grader, to_messages
@@ -70,6 +70,7 @@ from rescue_bench.sim.sensitivity import add_sensitivity
 from rescue_bench.summary import FidelitySummary, SimSummary, summary_json
 
 if TYPE_CHECKING:
+    from rescue_bench.data.models import Clip
     from rescue_bench.prompts.render import Prompt
     from rescue_bench.sim.fidelity import FidelityRecord, PlausibilityKey
 
@@ -194,8 +195,9 @@ async def _call(
     model: Model, messages: Sequence[dict[str, Any]], cache: bool, channel: RunChannel | None, config: GenerateConfig | None = None
 ) -> tuple[str | None, str | None]:
     try:
-        async with call_slot(channel):
-            output = await model.generate(to_messages(messages), cache=CACHE if cache else False, config=config or GenerateConfig())
+        chat = to_messages(messages)
+        async with call_slot(channel, request_key(str(model), chat)):
+            output = await model.generate(chat, cache=CACHE if cache else False, config=config or GenerateConfig())
     except Exception as exc:  # noqa: BLE001 - retries are spent; the step has no answer
         return None, call_error(exc)
     ok = output.choices and not output.error
@@ -322,6 +324,16 @@ def _run_episodes(
     return records, logs, dict(channel.requests)
 
 
+def speak_share(clips: Sequence[Clip], settings: SimSettings) -> float:
+    """The share of the clips' decision points where the annotated therapist took the turn: how often
+    the estimate expects a model agent to speak."""
+    from rescue_bench.agent import build_points
+
+    options = AgentOptions(state=settings.options.state, mode=settings.options.mode, context=settings.options.context)
+    golds = [p.gold.when for clip in clips for p in build_points(clip, options)]
+    return sum(1 for g in golds if g == "yes") / len(golds) if golds else 1.0
+
+
 @overload
 def run_sim(settings: SimSettings, *, display: str = ..., overwrite: bool = ..., dry_run: Literal[False] = ...) -> RunResult[SimRunInfo, SimSummary]: ...
 @overload
@@ -342,7 +354,7 @@ def run_sim(settings: SimSettings, *, display: str = "full", overwrite: bool = F
         clips = load_clips(settings.data, repair_mojibake=settings.repair_mojibake)
         episodes = build_episodes(settings, clips)
         agent_is_model = agent_kind(settings.model)[0] == "model"
-        estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model)
+        estimate = sim_estimate(settings, episodes, agent_is_model=agent_is_model, speak_share=speak_share(clips, settings))
         if dry_run:
             return estimate
         with start_run(settings.out, "sim", settings, overwrite=overwrite, estimate=estimate.record()) as start:

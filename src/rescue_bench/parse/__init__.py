@@ -24,9 +24,14 @@ content:
 * **Content.** Every value is then validated against the closed set of the task. An answer that cannot
   be parsed, or that names no valid label, is *invalid*: :class:`ParsedAnswer` has ``valid=False``,
   ``prediction=None``, an ``error`` saying why and its ``cause`` (:class:`~rescue_bench.records.InvalidCause`:
-  no answer, no JSON, JSON without the key, an unknown label, an out-of-range value), the one place
-  that knows why a parse failed. Scoring counts it as wrong and reports the invalid-answer rate by
-  cause; it is never dropped and never filled from the gold (SPEC section 5).
+  no answer, no JSON, an echo of the answer template, JSON without the key, an unknown label, an
+  out-of-range value), the one place that knows why a parse failed. Scoring counts it as wrong and
+  reports the invalid-answer rate by cause; it is never dropped and never filled from the gold (SPEC
+  section 5).
+* **What the prompt showed.** A reply that only sends the answer template back (its alternatives,
+  ``{"answer": "yes"} or {"answer": "no"}``, or its ``<placeholders>``, :func:`is_placeholder`) is an
+  echo, never an answer; a template copied before an answer leaves the answer to be read. A
+  transcript row's number copied into a reply (``[6] Dana -> ...``) is text, never JSON.
 
 No function in this package raises on any input (``str``, ``bytes``, already-decoded JSON, ``None``,
 huge or binary-ish text) and the work per answer is bounded (see :data:`MAX_SCAN_CHARS`,
@@ -67,6 +72,7 @@ from rescue_bench.parse.answers import (
     VP_RUBRIC_KEYS,
     VP_RUBRIC_RANGES,
     ParsedAnswer,
+    is_placeholder,
     parse_er,
     parse_itp,
     parse_judge,
@@ -106,6 +112,7 @@ __all__ = [
     "VP_RUBRIC_RANGES",
     "ParsedAnswer",
     "extract_json",
+    "is_placeholder",
     "match_label",
     "normalize_label",
     "parse_er",

@@ -13,10 +13,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict, cast
+from functools import lru_cache
+from typing import Any, TypedDict, TypeGuard, cast
 
 from rescue_bench import contract
-from rescue_bench.contract import ANSWER, EMOTION, INTENSITY, RANKING, SCORE, VIEWPOINT, VIEWPOINTS, VP_TARGET
+from rescue_bench.contract import ANSWER, EMOTION, FORMATS, INTENSITY, RANKING, SCORE, VIEWPOINT, VIEWPOINTS, VP_TARGET
 from rescue_bench.labels import ITP_LABELS
 from rescue_bench.parse.extract import MAX_SCAN_CHARS, extract_json, has_key, lookup, to_text
 from rescue_bench.parse.matching import match_label, normalize_label
@@ -34,6 +35,7 @@ __all__ = [
     "VP_RUBRIC_KEYS",
     "VP_RUBRIC_RANGES",
     "ParsedAnswer",
+    "is_placeholder",
     "parse_er",
     "parse_itp",
     "parse_judge",
@@ -129,6 +131,58 @@ def _missing(name: str, payload: Any = None) -> ParsedAnswer:
 def _unknown(error: str, value: Any) -> ParsedAnswer:
     """No label in ``value``; a ``null`` under the key is no value at all (the key's value is missing)."""
     return _bad(error, InvalidCause.MISSING_KEY if value is None else InvalidCause.UNKNOWN_LABEL)
+
+
+def _echo(what: str = "") -> ParsedAnswer:
+    return _bad(f"the reply repeats the answer template{what} instead of answering", InvalidCause.ECHO)
+
+
+# --------------------------------------------------------------------------------------------------
+# What a reply copies from its prompt: the answer template, the transcript's row numbers
+# --------------------------------------------------------------------------------------------------
+
+_PLACEHOLDER_RE = re.compile(r"<[^<>\n]{1,200}>")
+
+
+def is_placeholder(value: Any) -> TypeGuard[str]:
+    """Whether ``value`` is one of the answer template's ``<placeholders>`` (``"<target>"``, ``"<short
+    description of what the client feels>"``) rather than an answer: never a label, a text or a number."""
+    return isinstance(value, str) and len(value) <= 300 and _PLACEHOLDER_RE.fullmatch(value.strip()) is not None
+
+
+_ROW_NUMBER_RE = re.compile(r"\[\d{1,6}\](?=[ \t]+[^\W\d_])")
+"""A transcript row's number as the prompts write it, before the row's words (``[6] CURRENT Dana
+-> ...``, ``[12] The next step``): text a reply copied, never a JSON answer."""
+
+
+@lru_cache(maxsize=32)
+def _template_re(example: str) -> re.Pattern[str]:
+    """The JSON of an answer format's example (its objects, without the words after them) as a
+    pattern that ignores spacing and case: ``{"answer": "yes"} or {"answer": "no"}`` as a model
+    copies it."""
+    json_part = example[: example.rfind("}") + 1]
+    return re.compile(r"\s*".join(re.escape(c) for c in json_part if not c.isspace()), re.IGNORECASE)
+
+
+def _prepared(raw: Any, *formats: str) -> tuple[Any, bool]:
+    """The reply as the parsers read it, and whether it held the answer template of one of the
+    ``formats`` (:data:`~rescue_bench.contract.FORMATS`): the transcript's row numbers and every
+    copy of a template taken out, so the answer that may follow is read, and a reply that is only
+    the template is named an echo. Decoded JSON (a dict, a list) is returned as it is."""
+    text = to_text(raw)
+    if text is None:
+        return raw, False
+    text = _ROW_NUMBER_RE.sub(" ", text)
+    echoed = False
+    for name in formats:
+        text, copies = _template_re(FORMATS[name].example).subn(" ", text)
+        echoed = echoed or copies > 0
+    return text, echoed
+
+
+def _unless_echo(parsed: ParsedAnswer, echoed: bool) -> ParsedAnswer:
+    """``parsed``, or an echo when the reply held the template and nothing usable besides it."""
+    return _echo() if echoed and not parsed.valid and parsed.cause is not InvalidCause.ECHO else parsed
 
 
 # --------------------------------------------------------------------------------------------------
@@ -233,6 +287,11 @@ def parse_itp(raw: Any) -> ParsedAnswer:
     ``"Answer:"`` (``"No."``, ``"Yes, the client paused"``, ``"Answer: no"``). A yes/no buried later
     in prose is not guessed at. Numbers (``1``/``0``) are not accepted: the contract asks for words.
     """
+    text, echoed = _prepared(raw, "itp")
+    return _unless_echo(_parse_itp(text), echoed)
+
+
+def _parse_itp(raw: Any) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     payload = extract_json(raw, ITP_KEYS)
@@ -241,6 +300,8 @@ def parse_itp(raw: Any) -> ParsedAnswer:
         label = _yes_no(value)
         if label is not None:
             return _ok(label)
+        if is_placeholder(value):
+            return _echo(f"'s placeholder {_short(value)}")
         return _unknown(f"answer {_short(value)} is not yes/no", value)
     if isinstance(payload, (bool, str)):  # whole reply was a JSON scalar: "yes" or true
         label = _yes_no(payload)
@@ -298,6 +359,7 @@ def _validate_ranking(
             hit is None
             and isinstance(item, str)
             and len(item) <= MAX_BARE_LIST_CHARS
+            and not is_placeholder(item)
             and _LIST_SPLIT_RE.search(item.strip())
         ):
             # a single string holding several labels: "track, reframe, join"
@@ -350,6 +412,13 @@ def parse_ranking(
       enumeration like ``"1."`` removed) is a valid label; prose is not mined for label names,
       because a label mentioned while reasoning is not an answer.
     """
+    raw, echoed = _prepared(raw, "rpp", "stp", "ssp")
+    return _unless_echo(_parse_ranking(raw, candidates, k, aliases, keep_positions), echoed)
+
+
+def _parse_ranking(
+    raw: Any, candidates: Sequence[str], k: int, aliases: Mapping[str, str | tuple[str, ...]] | None, keep_positions: bool
+) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     cands = [c for c in candidates if isinstance(c, str)]
@@ -382,6 +451,8 @@ def parse_ranking(
         return _unknown(f"ranking {_short(value)} is not a list of labels", None if value == [] else value)
     labels, rejected = _validate_ranking(items, cands, k, aliases, keep_positions)
     if not any(label is not None for label in labels):
+        if rejected and all(is_placeholder(item) for item in rejected):
+            return _echo(f"'s placeholders {_short(rejected)}")
         return _bad(f"no valid label in {_short(rejected or value)}", InvalidCause.UNKNOWN_LABEL)
     return _ok(labels)
 
@@ -404,6 +475,11 @@ def parse_er(raw: Any, lo: int = contract.INTENSITY_SCALE.lo, hi: int = contract
     Both parts are required: a missing or bad one makes the whole answer invalid, since the ER score
     averages the two.
     """
+    raw, echoed = _prepared(raw, "er")
+    return _unless_echo(_parse_er(raw, lo, hi), echoed)
+
+
+def _parse_er(raw: Any, lo: int, hi: int) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     payload = extract_json(raw, ER_KEYS)
@@ -415,6 +491,9 @@ def parse_er(raw: Any, lo: int = contract.INTENSITY_SCALE.lo, hi: int = contract
     has_i, intensity = lookup(payload, ER_INTENSITY_KEYS)
     if not has_e:
         return _missing(EMOTION.name)
+    placeholders = [v for v in (emotion, intensity) if is_placeholder(v)]
+    if placeholders:
+        return _echo(f"'s placeholder {_short(placeholders[0])}")
     if isinstance(emotion, list) and emotion and all(isinstance(e, str) for e in emotion):
         emotion = ", ".join(e.strip() for e in emotion if e.strip())
     if not isinstance(emotion, str) or not emotion.strip():
@@ -459,6 +538,11 @@ def parse_vp(
     * Valid iff at least one item remains. Items are returned as ``{"target": str,
       "viewpoint": str}``; other keys (e.g. ``attitude``) are not kept.
     """
+    raw, echoed = _prepared(raw, "vp")
+    return _unless_echo(_parse_vp(raw, participants, aliases), echoed)
+
+
+def _parse_vp(raw: Any, participants: Sequence[str], aliases: Mapping[str, str | tuple[str, ...]] | None) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     payload = extract_json(raw, VP_KEYS)
@@ -478,13 +562,20 @@ def parse_vp(
         return _bad(f"viewpoints {_short(value)} is not a list", InvalidCause.MISSING_KEY)
     people = [p for p in participants if isinstance(p, str)]
     out: list[dict[str, str]] = []
+    placeholders: list[str] = []
     for item in value:
         has_v, viewpoint = lookup(item, VIEWPOINT.accepted)
+        if is_placeholder(viewpoint):
+            placeholders.append(viewpoint)
+            continue
         if not has_v or not isinstance(viewpoint, str) or not viewpoint.strip():
             continue
         _, target = lookup(item, VP_TARGET.accepted)
+        target = "" if is_placeholder(target) else target
         out.append({VP_TARGET.name: _vp_target(target, people, aliases), VIEWPOINT.name: viewpoint.strip()})
     if not out:
+        if placeholders:
+            return _echo(f"'s placeholder {_short(placeholders[0])}")
         return _bad(f"no viewpoint with a non-empty {VIEWPOINT.name!r}", InvalidCause.MISSING_KEY)
     return _ok(out)
 
@@ -503,6 +594,11 @@ def parse_judge(raw: Any, lo: int = contract.JUDGE_SCALE.lo, hi: int = contract.
     out of range, booleans. A bare number as the whole reply (``"4"``) is accepted too, since a
     JSON scalar is still unambiguous; numbers inside prose are not guessed at.
     """
+    raw, echoed = _prepared(raw, "judge")
+    return _unless_echo(_parse_judge(raw, lo, hi), echoed)
+
+
+def _parse_judge(raw: Any, lo: int, hi: int) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     payload = extract_json(raw, JUDGE_KEYS)
@@ -525,6 +621,8 @@ def _check_scaled(value: Any, what: str, lo: int, hi: int, *, integer: bool = Tr
     """
     if value is None:  # a null under the key: no value at all
         return _bad(f"{what} is null", InvalidCause.MISSING_KEY)
+    if is_placeholder(value):
+        return _echo(f"'s placeholder {_short(value)}")
     number = _number(value)
     out = InvalidCause.OUT_OF_RANGE
     if number is None:
@@ -545,6 +643,11 @@ def parse_vp_rubric(raw: Any) -> ParsedAnswer:
     The prediction is ``{"target_score": int, "viewpoint_score": int}``; both parts follow the judge
     scale rules of :func:`parse_judge` (integers in range, no rounding).
     """
+    raw, echoed = _prepared(raw, "judge_authors")
+    return _unless_echo(_parse_vp_rubric(raw), echoed)
+
+
+def _parse_vp_rubric(raw: Any) -> ParsedAnswer:
     if _is_empty(raw):
         return _empty()
     payload = extract_json(raw, VP_RUBRIC_KEYS)
@@ -559,6 +662,6 @@ def parse_vp_rubric(raw: Any) -> ParsedAnswer:
             return _missing(key, payload)
         checked = _check_scaled(value, "score", *VP_RUBRIC_RANGES[key])
         if not checked.valid:
-            return _bad(f"{key}: {checked.error}", checked.cause or InvalidCause.OUT_OF_RANGE)
+            return checked if checked.cause is InvalidCause.ECHO else _bad(f"{key}: {checked.error}", checked.cause or InvalidCause.OUT_OF_RANGE)
         parts[key] = checked.prediction
     return _ok(parts)

@@ -739,6 +739,8 @@ class UsageRow(BaseModel):
     total_cost: float | None = None
     estimated_calls: int | None = None
     estimated_prompt_tokens: int | None = None
+    estimated_prompt_tokens_unusable: int | None = None
+    """The prompt tokens if no answer is usable (the other end of the estimate)."""
     max_output_tokens: int | None = None
 
 
@@ -760,6 +762,7 @@ def usage_rows(name: str, info: RunInfo) -> list[UsageRow]:
                 total_cost=u.total_cost,
                 estimated_calls=e.calls if e is not None else None,
                 estimated_prompt_tokens=e.prompt_tokens if e is not None else None,
+                estimated_prompt_tokens_unusable=e.unusable_prompt_tokens if e is not None else None,
                 max_output_tokens=e.max_output_tokens if e is not None else None,
             )
         )

@@ -4,7 +4,7 @@ Output folder::
 
     DIR/report.json      every number of the report (see :func:`compute_report`)
     DIR/report.html      one self-contained page (figures as data URIs, inline CSS, no network)
-    DIR/tables/          table5, table11_couple, table11_family, headline_ci, invalid_rates, invalid_causes, usage
+    DIR/tables/          table5, table11_couple, table11_family, headline_ci, outcomes, invalid_rates, invalid_causes, usage
                          as .md/.csv/.tex; significance.md, per_label.md, confusion.md
     DIR/figures/         PNG figures (paper Figs. 3-9, per-label RPP accuracy)
 """
@@ -32,7 +32,7 @@ from rescue_bench.report.agent import AgentSection
 from rescue_bench.report.pairs import AgreementEntry
 from rescue_bench.report.runs import Run, run_data_paths
 from rescue_bench.report.sim import SimSection
-from rescue_bench.scoring import SUMMARY_SCENARIOS
+from rescue_bench.scoring import SUMMARY_SCENARIOS, AnswerCounts, answer_counts
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
@@ -125,6 +125,8 @@ class Report(BaseModel):
     clips_all: dict[str, int] = Field(default_factory=dict)
     models: dict[str, A.Headline] = Field(default_factory=dict)
     counts: dict[str, dict[str, dict[str, A.TaskCounts]]] = Field(default_factory=dict)
+    outcomes: dict[str, AnswerCounts] = Field(default_factory=dict)
+    """``{run: AnswerCounts}``: what became of every instance (``run.json``'s counts)."""
     majority_share: dict[str, dict[str, dict[str, A.MajorityShare]]] = Field(default_factory=dict)
     per_label: dict[str, dict[str, dict[str, dict[str, A.LabelAccuracy]]]] = Field(default_factory=dict)
     """``{run: {task: {scenario: {gold label: LabelAccuracy}}}}``."""
@@ -246,6 +248,7 @@ def compute_report(
         report.clips[run.name] = A.clips_by_scenario(run.all_records())
         report.models[run.name] = A.headline_cis(records, n_resamples=n_resamples, confidence=confidence, seed=seed)
         report.counts[run.name] = A.counts(records)
+        report.outcomes[run.name] = answer_counts(run.all_records())
         report.majority_share[run.name] = A.majority_shares(records)
         report.per_label[run.name] = {
             t: {s: A.per_label_accuracy(t, records[t], s) for s in SCENARIOS if A.subset(records[t], s)}
@@ -346,10 +349,12 @@ def build_tables(report: Report) -> dict[str, T.Table]:
         confidence=report.settings.confidence,
         n_resamples=report.settings.resamples,
     )
+    out["outcomes"] = T.outcomes_table([(r.name, report.outcomes[r.name]) for r in report.runs])
     out["invalid_rates"] = T.invalid_table([(r.name, report.counts[r.name]) for r in report.runs])
     out["invalid_causes"] = T.causes_table([(r.name, report.counts[r.name]) for r in report.runs])
     if report.usage:
-        out["usage"] = T.usage_table(report.usage)
+        refused = [(r.name, o.overflow, o.instances) for r in report.runs if (o := report.outcomes.get(r.name)) and o.overflow]
+        out["usage"] = T.usage_table(report.usage, refused)
     return out
 
 
@@ -559,8 +564,8 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, list[str]]:
         body += "<details><summary>Confusion matrices</summary>" + "\n".join(R.to_html(t, heading="h4") for t in confusions) + "</details>"
     sections.append(("labels", "Per label", body))
     usage = R.to_html(tables["usage"]) if "usage" in tables else "<p>No token usage recorded in run.json.</p>"
-    answers = R.to_html(tables["invalid_rates"]) + "\n" + R.to_html(tables["invalid_causes"])
-    sections.append(("answers", "Invalid answers by cause, and usage", answers + "\n" + usage))
+    answers = "\n".join(R.to_html(tables[k]) for k in ("outcomes", "invalid_rates", "invalid_causes"))
+    sections.append(("answers", "Answers, invalid answers by cause, and usage", answers + "\n" + usage))
     sections.append(("figures", "Figures", "\n".join(R.figure_html(p, c) for p, c in figs) or "<p>No figures.</p>"))
     if agent_html is not None:
         sections.append(("agent", "Support agent (chain)", agent_html))

@@ -132,7 +132,8 @@ def read_results(path: Path, task: str) -> list[dict[str, Any]]:
 
 
 def load_run(path: str | Path) -> Run:
-    """Read one ``rescue eval`` output folder (raises :class:`ReportInputError` on any problem)."""
+    """Read one run folder (:data:`RUN_KINDS`; raises :class:`ReportInputError` on any problem, a
+    failed or unfinished run among them)."""
     root = Path(path)
     if not root.exists():
         raise ReportInputError(root, "no such run folder")
@@ -140,7 +141,7 @@ def load_run(path: str | Path) -> Run:
         raise ReportInputError(root, "not a folder (expected a `rescue eval` output folder)")
     summary_path = root / "summary.json"
     if not summary_path.is_file():
-        raise ReportInputError(summary_path, "missing (is this a `rescue eval` output folder?)")
+        raise _no_summary(root, summary_path)
     value = _read_json(summary_path)
     if not isinstance(value, dict):
         raise ReportInputError(summary_path, "expected a JSON object {task: {scenario: {metric: value}}}")
@@ -173,6 +174,28 @@ def load_run(path: str | Path) -> Run:
             raise ReportInputError(run_json, f"cannot read: {exc.strerror or exc}") from None
     model = info.model_name or root.resolve().name
     return Run(path=root, model=str(model), records=records, summary=summary, info=info, name=str(model))
+
+
+RUN_KINDS = "`rescue eval`, `rescue agent eval`, `rescue sim eval` or `rescue sim fidelity`"
+"""The commands whose output folders the report reads (besides the logs of ``inspect eval``)."""
+
+
+def _no_summary(root: Path, summary_path: Path) -> ReportInputError:
+    """Why a folder has no ``summary.json``, in one line: its run failed (``run.json``'s own line),
+    has not finished, or the folder is no run's."""
+    run_json = root / RUN_JSON
+    try:
+        info = read_run_info(run_json) if run_json.is_file() else None
+    except (OSError, RunInfoError):
+        info = None
+    if info is not None and info.status == "failed":
+        return ReportInputError(
+            run_json, f"the run failed: {info.failure or 'no cause recorded'}; a failed run has no scores to report "
+            "(fix the cause and run the same command to resume)"
+        )
+    if info is not None and info.status == "running":
+        return ReportInputError(run_json, "the run has not finished (status running): run the same command again to finish it")
+    return ReportInputError(summary_path, f"missing (expected the output folder of {RUN_KINDS})")
 
 
 def is_run_folder(path: str | Path) -> bool:

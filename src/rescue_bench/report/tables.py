@@ -36,7 +36,7 @@ from rescue_bench.report.analysis import (
     UsageRow,
     per_label_union,
 )
-from rescue_bench.scoring import HEADLINE, SUMMARY_SCENARIOS
+from rescue_bench.scoring import HEADLINE, PARSE_CAUSES, SUMMARY_SCENARIOS, AnswerCounts
 from rescue_bench.task_table import TASK_TABLE, rule
 
 MISSING = "–"
@@ -450,6 +450,29 @@ def confusion_table(conf: Confusion, *, name: str, title: str) -> Table:
     return Table(name=name, title=title, header=header, rows=rows)
 
 
+def outcomes_table(per_run: Sequence[tuple[str, AnswerCounts]]) -> Table:
+    """What became of every instance of each run (``run.json``'s counts): answered, usable or unusable
+    by cause; refused as longer than the model's context window; without an answer."""
+    header = [("", "Run"), ("", "Instances"), ("", "Answered"), ("", "Usable")]
+    header += [("Unusable:", CAUSE_LABELS[c]) for c in PARSE_CAUSES]
+    header += [("", "Refused as too long"), ("", "Without an answer")]
+    rows = [
+        [name, str(c.instances), str(c.answered), str(c.usable)]
+        + [str(c.invalid.get(str(cause), 0)) for cause in PARSE_CAUSES]
+        + [str(c.overflow), str(c.without_answer)]
+        for name, c in per_run
+    ]
+    return Table(
+        name="outcomes",
+        title="What became of every instance",
+        header=header,
+        rows=rows,
+        notes=["Each instance counts once: answered (usable, or unusable by cause) + refused as longer than the model's "
+               "context window + without an answer (a call that failed) = instances. The same counts as run.json's "
+               "counts and the Answers line of rescue eval."],
+    )
+
+
 def invalid_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]) -> Table:
     """Invalid-answer rate (percent) per run and task, as ``both (couple / family)``."""
     tasks = [t for t in HEADLINE if any(t in c for _, c in per_run)]
@@ -502,7 +525,8 @@ def causes_table(per_run: Sequence[tuple[str, dict[str, dict[str, TaskCounts]]]]
         notes=[
             "Each cell: percent of the scenario's instances (their count). The causes up to out-of-range value add up to the "
             "invalid answers: no answer (an empty reply), context overflow (the prompt did not fit the model's context "
-            "window), no JSON, JSON without the key, an unknown label, an out-of-range value. Judge failed counts valid "
+            "window), no JSON, an echoed template (the prompt's answer template sent back), JSON without the key, an "
+            "unknown label, an out-of-range value. Judge failed counts valid "
             "answers that no judge scored (they get the floor score). Every unusable answer is scored as wrong.",
             "Trimmed prompts (rescue eval --on-overflow trim) fit the window once their oldest context rows were left "
             "out; they are answered and scored as usual.",
@@ -517,15 +541,23 @@ def _share(count: int, n: int) -> str:
     return f"{fmt(count / n if n else None, 'pct')} ({count})"
 
 
-def usage_table(rows_: Sequence[UsageRow]) -> Table:
+def usage_table(rows_: Sequence[UsageRow], refused: Sequence[tuple[str, int, int]] = ()) -> Table:
+    """Tokens used per run and role beside the estimate; ``refused``: ``(run, prompts refused as too
+    long, prompts)`` of the runs with such prompts, each said in a note (a refused prompt costs
+    nothing, so their use falls short of an estimate that counts them)."""
     header = [
         ("", "Run"), ("", "Role (model)"), ("Used", "Input tokens"), ("Used", "Output tokens"), ("Used", "Total tokens"), ("Used", "Cost"),
         ("Estimated before the run", "Calls (at most)"), ("Estimated before the run", "Prompt tokens"),
         ("Estimated before the run", "Output tokens (at most)"),
     ]
+    def prompt(r: UsageRow) -> str:
+        low = r.estimated_prompt_tokens_unusable
+        shown = fmt_int(r.estimated_prompt_tokens)
+        return shown if low is None or low == r.estimated_prompt_tokens else f"{shown} ({fmt_int(low)} if no answer is usable)"
+
     rows = [
         [r.run, r.model, fmt_int(r.input_tokens), fmt_int(r.output_tokens), fmt_int(r.total_tokens), fmt_cost(r.total_cost),
-         fmt_int(r.estimated_calls), fmt_int(r.estimated_prompt_tokens), fmt_int(r.max_output_tokens)]
+         fmt_int(r.estimated_calls), prompt(r), fmt_int(r.max_output_tokens)]
         for r in rows_
     ]
     return Table(
@@ -534,7 +566,11 @@ def usage_table(rows_: Sequence[UsageRow]) -> Table:
         header=header,
         rows=rows,
         notes=["Per role (model, judge, simulator, drafter) where run.json records it, else per model. Cost as reported by the "
-               "provider through inspect_ai, where available. The estimate is rescue's --dry-run count: calls at most (re-asks "
-               "included), prompt tokens as characters / 4, output tokens at most (calls x max_tokens); replies from the response "
-               "cache use no tokens."],
+               "provider through inspect_ai, where available. The estimate is rescue's --dry-run count: calls at most (re-asks, "
+               "trimming and every chain step included), prompt tokens expected (every answer usable at the first ask; in "
+               "brackets, if none is: nothing judged, a silent agent, every re-ask), as characters / 4, output tokens at most "
+               "(calls x max_tokens); replies from the response cache use no tokens."]
+        + [f"{run}: {n} of {total} prompts were refused as longer than the model's context window; a refused prompt costs no "
+           "tokens, so the tokens used fall short of an estimate that counts them (rescue eval --context-window leaves them out of it)."
+           for run, n, total in refused],
     )
