@@ -219,7 +219,7 @@ def eval_command(
     print_summary(summary, f"{model} on RESCUE-Bench ({settings.mode})")
     line = answers_line(info.counts)
     if line:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        console.print(line, highlight=False, markup=False)  # wrapped at the console's width, as the tables are
     print_usage(info)
     judged = [t for t in JUDGED_TASKS if t in summary.root]
     if judged and not judge:

@@ -94,7 +94,7 @@ PANEL_METRIC: dict[str, str] = {task: rule(task).headline_metric for task in TAS
 panels and ``inspect view`` show for the task (the same value as the table of ``rescue eval``)."""
 
 
-COUNTS = frozenset({"n", "n_invalid"})
+COUNTS = frozenset({"n", "n_invalid", "answered"})
 """Counts of the summary, not metrics: inspect_ai shows the sample count itself, and a count among
 the metrics (``94.000``) reads like a score."""
 
