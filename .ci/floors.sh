@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dependency floors, tested: a fresh environment with every runtime dependency of the package
 # and its review and annotate extras pinned to the floor pyproject.toml declares (`name>=X` installs
-# exactly X), then the quick lane (python -m pytest -m "not slow"). A floor that no longer holds
+# exactly X), then the quick lane (python -m pytest -n auto -m "not slow"). A floor that no longer holds
 # (the code uses something newer) fails here, so the floors stay true. BERTScore is left out (it
 # needs PyTorch; its tests skip without it).
 #
@@ -24,4 +24,4 @@ PY
 echo "floors: $(tr '\n' ' ' < "$VENV/floors.txt")" >&2
 . "$VENV/bin/activate"
 pip install -q -c "$VENV/floors.txt" -e '.[test,all]'
-python -m pytest -q -m "not slow" -p no:cacheprovider
+python -m pytest -q -n auto -m "not slow" -p no:cacheprovider

@@ -78,8 +78,9 @@ def test_every_instance_is_answered_refused_or_without_an_answer_and_every_place
     for cause in PARSE_CAUSES:
         assert sum(e["invalid_causes"][str(cause)] for e in both) == counts["invalid"][str(cause)], cause
 
-    # the console: one line with the same numbers
-    line = next(line for line in result.output.splitlines() if line.startswith("Answers:"))
+    # the console: one paragraph with the same numbers (wrapped at the console's width)
+    paragraph = result.output.split("Answers:", 1)[1].split("without an answer", 1)[0]
+    line = "Answers: " + " ".join(paragraph.split()) + " without an answer"
     invalid = sum(counts["invalid"].values())
     for words in (f"{counts['instances']} instances", f"{counts['answered']} answered", f"{counts['usable']} usable",
                   f"{invalid} unusable", f"echo {counts['invalid']['echo']}", f"{counts['overflow']} refused as too long",
