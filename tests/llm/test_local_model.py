@@ -92,6 +92,24 @@ def test_agent_eval_runs_the_chain_on_the_models_real_replies_and_resumes_withou
     assert _jsonl(out / "results" / "agent.jsonl") == [record]
 
 
+def _fails_then_finishes_from_the_cache(
+    local_model: LocalModel, command: tuple[str, ...], cache: Path, out: Path, before: int, *, steps: int
+) -> tuple[int, list[str]]:
+    """Run ``command``: every one of its ``steps`` has no usable simulator answer, so it fails (exit 2,
+    the cause named, ``run.json`` failed); allowed every step (``--max-failed-share 1``), the same
+    command finishes from the cache, sending nothing again. Returns the requests sent and the replies
+    the server gave (read before the second run replaces the logs)."""
+    failed = local_model.rescue(*command, cache=cache)
+    assert failed.exit_code == 2, failed.output
+    assert "the simulator gave no usable answer" in failed.output and f"{steps} of {steps} steps" in failed.output
+    sent, replies = local_model.requests() - before, all_replies(out)
+    assert _run(out)["status"] == "failed"
+    result = local_model.rescue(*command, "--max-failed-share", "1", cache=cache)
+    assert result.exit_code == 0, result.output
+    assert local_model.requests() - before == sent  # finished from the cache: nothing sent again
+    return sent, replies
+
+
 def test_sim_eval_with_the_model_as_agent_and_simulator(local_model: LocalModel, isolated_env: Path):
     """SmolLM2-135M never answers the simulator's state object: the run fails, naming why, with its
     records kept; allowing every step to fail, the same command finishes from the cache and counts
@@ -102,14 +120,7 @@ def test_sim_eval_with_the_model_as_agent_and_simulator(local_model: LocalModel,
         "sim", "eval", "--model", local_model.model, "--simulator", local_model.model, "--limit", "1", "--horizon", "1",
         "--max-tokens", "48", "--simulator-max-tokens", "96", "--display", "none", "--out", str(out),
     )
-    failed = local_model.rescue(*command, cache=isolated_env / "cache")
-    assert failed.exit_code == 2, failed.output
-    assert "the simulator gave no usable answer" in failed.output and "1 of 1 steps" in failed.output
-    sent, replies = local_model.requests() - before, all_replies(out)
-    assert _run(out)["status"] == "failed"
-    result = local_model.rescue(*command, "--max-failed-share", "1", cache=isolated_env / "cache")
-    assert result.exit_code == 0, result.output
-    assert local_model.requests() - before == sent  # finished from the cache: nothing sent again
+    sent, replies = _fails_then_finishes_from_the_cache(local_model, command, isolated_env / "cache", out, before, steps=1)
     run = _run(out)
     assert run["kind"] == "sim" and run["status"] == "success" and run["failure"] is None
     assert run["counts"]["steps"] == run["counts"]["unusable_steps"] == run["counts"]["invalid_simulator_steps"] == 1, run["counts"]
@@ -138,14 +149,7 @@ def test_sim_fidelity_with_the_model_as_simulator(local_model: LocalModel, isola
         "sim", "fidelity", "--simulator", local_model.model, "--limit", "2", "--simulator-max-tokens", "96",
         "--no-bertscore", "--display", "none", "--out", str(out),
     )
-    failed = local_model.rescue(*command, cache=isolated_env / "cache")
-    assert failed.exit_code == 2, failed.output
-    assert "the simulator gave no usable answer" in failed.output and "2 of 2 steps" in failed.output
-    sent, replies = local_model.requests() - before, all_replies(out)
-    assert _run(out)["status"] == "failed"
-    result = local_model.rescue(*command, "--max-failed-share", "1", cache=isolated_env / "cache")
-    assert result.exit_code == 0, result.output
-    assert local_model.requests() - before == sent
+    sent, replies = _fails_then_finishes_from_the_cache(local_model, command, isolated_env / "cache", out, before, steps=2)
     run = _run(out)
     assert run["kind"] == "sim_fidelity" and run["status"] == "success"
     assert run["counts"]["steps"] == run["counts"]["unusable_steps"] == run["counts"]["invalid_simulator_steps"] == 2, run["counts"]
